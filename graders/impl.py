@@ -1,0 +1,144 @@
+"""How tests reach the implementation under test.
+
+Tests never import ``katas.*`` or ``solutions.*``. They write, at module level::
+
+    from graders.impl import kata_impl
+    rc = kata_impl("radix_cache")
+
+and use ``rc.RadixCache(...)`` inside test functions. ``kata_impl`` returns a lazy proxy:
+nothing is imported until a test touches an attribute, so a submission that does not
+import (syntax error, import error, an exit at import time) fails each test that uses it,
+with a clear message, instead of breaking collection.
+
+Which implementation is loaded is chosen once per run by ``--impl``:
+``katas`` (the candidate's stub folder, the default), ``solutions`` (the reference), or a
+path to a submission: a ``.py`` file, or a folder holding ``__init__.py`` (a copy of the
+kata folder) or ``<name>.py`` / ``<name>/__init__.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from graders import catalog
+
+_impl_spec = "katas"
+_cache: dict[str, ModuleType | BaseException] = {}
+
+
+class SubmissionError(Exception):
+    """The submission could not be loaded or lacks part of the stub's API."""
+
+
+def configure(spec: str) -> None:
+    """Choose the implementation for this process (called by the pytest plugin)."""
+    global _impl_spec
+    _impl_spec = spec
+    _cache.clear()
+
+
+def current_spec() -> str:
+    return _impl_spec
+
+
+def resolve_submission(name: str, spec: str) -> Path:
+    """The file to load for kata ``name`` from a path ``spec``; a clear error otherwise."""
+    path = Path(spec).expanduser()
+    if not path.is_absolute():
+        path = (Path.cwd() / path)
+    if path.is_file():
+        if path.suffix != ".py":
+            raise SubmissionError(f"submission {path} is not a .py file")
+        return path
+    if path.is_dir():
+        for candidate in (path / "__init__.py", path / f"{name}.py", path / name / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+        raise SubmissionError(
+            f"submission folder {path} holds neither __init__.py, {name}.py nor {name}/__init__.py")
+    raise SubmissionError(f"submission path {path} does not exist")
+
+
+def _import(name: str, spec: str) -> ModuleType:
+    if spec == "katas":
+        return importlib.import_module(f"katas.{name}")
+    if spec == "solutions":
+        return importlib.import_module(f"solutions.{name}")
+    path = resolve_submission(name, spec)
+    mod_name = f"_submission_{name}"
+    search = [str(path.parent)] if path.name == "__init__.py" else None
+    loader_spec = importlib.util.spec_from_file_location(
+        mod_name, path, submodule_search_locations=search)
+    if loader_spec is None or loader_spec.loader is None:
+        raise SubmissionError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[mod_name] = module
+    try:
+        loader_spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(mod_name, None)
+        raise
+    return module
+
+
+def load(name: str) -> ModuleType:
+    """Import (once per process) the implementation of kata ``name``.
+
+    Any failure is remembered and re-raised as a ``SubmissionError`` for every test that
+    touches the implementation.
+    """
+    cached = _cache.get(name)
+    if isinstance(cached, ModuleType):
+        return cached
+    if cached is None:
+        try:
+            cached = _import(name, _impl_spec)
+        except SubmissionError as exc:
+            cached = exc
+        except SystemExit as exc:
+            cached = SubmissionError(
+                f"the submission for {name!r} called exit({exc.code!r}) while being imported")
+        except BaseException as exc:  # noqa: BLE001 - any import failure is the submission's
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            tb = traceback.format_exception_only(type(exc), exc)
+            cached = SubmissionError(
+                f"the submission for {name!r} ({_impl_spec}) failed to import: "
+                + "".join(tb).strip())
+        _cache[name] = cached
+    if isinstance(cached, ModuleType):
+        return cached
+    raise SubmissionError(str(cached))
+
+
+class KataImpl:
+    """A lazy stand-in for the implementation module of one kata."""
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "_name", name)
+
+    def __getattr__(self, attr: str) -> Any:
+        name = object.__getattribute__(self, "_name")
+        module = load(name)
+        try:
+            return getattr(module, attr)
+        except AttributeError:
+            raise SubmissionError(
+                f"the implementation of {name!r} ({_impl_spec}) defines no {attr!r}, "
+                f"which the stub katas/{name}/__init__.py declares") from None
+
+    def __repr__(self) -> str:
+        return f"<implementation of kata {object.__getattribute__(self, '_name')!r} ({_impl_spec})>"
+
+
+def kata_impl(name: str) -> Any:
+    """The implementation under test for kata ``name`` (see the module docstring)."""
+    if not (catalog.KATAS_DIR / name).is_dir():
+        raise SubmissionError(f"no kata named {name!r}")
+    return KataImpl(name)

@@ -1,0 +1,235 @@
+"""The pytest plugin every kata run loads (``-p graders.plugin``, set in pyproject.toml).
+
+It adds:
+- ``--impl katas|solutions|PATH``: the implementation the tests reach (graders.impl);
+- the ``rubric`` marker: every kata test carries exactly one
+  ``@pytest.mark.rubric("item")`` naming an item of the kata's kata.toml;
+- ``--rubric ITEM``: run only the tests of one rubric item (mutant checks);
+- Hypothesis profiles ``kata`` (fast practice), ``grade`` (large, derandomized) and
+  ``selftest``;
+- short "not implemented yet" failures for stub bodies;
+- ``--progress FILE``: one JSON line per event (collected, start, result) for the grade
+  driver, flushed as it happens so that a crashed run still leaves its record;
+- a rubric summary at the end of a run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+
+from graders import catalog, impl
+
+MAX_MESSAGE_CHARS = 4000
+PROFILE_EXAMPLES = {"kata": 25, "selftest": 60, "grade": 150}
+
+for _name, _n in PROFILE_EXAMPLES.items():
+    settings.register_profile(
+        _name,
+        max_examples=_n,
+        deadline=None,
+        derandomize=_name != "kata",
+        database=None if _name != "kata" else settings.default.database,
+        print_blob=False,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                               HealthCheck.filter_too_much],
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]
+        if _name == "kata" else [Phase.explicit, Phase.generate, Phase.target, Phase.shrink],
+    )
+settings.load_profile(os.environ.get("KATA_HYPOTHESIS_PROFILE", "kata"))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("katas")
+    group.addoption("--impl", default="katas",
+                    help="implementation under test: katas (default), solutions, or a path")
+    group.addoption("--rubric", default=None, metavar="ITEM",
+                    help="run only the tests of this rubric item")
+    group.addoption("--progress", default=None, metavar="FILE",
+                    help="append one JSON line per test event to FILE")
+    group.addoption("--skip-nodeids", default=None, metavar="FILE",
+                    help="deselect the test node ids listed in FILE (one per line)")
+    group.addoption("--no-rubric-summary", action="store_true",
+                    help="do not print the rubric table at the end")
+
+
+class _State:
+    progress: IO[str] | None = None
+    results: dict[str, tuple[str, str]] = {}
+    items: list[pytest.Item] = []
+
+
+def _emit(event: dict[str, Any]) -> None:
+    if _State.progress is not None:
+        _State.progress.write(json.dumps(event) + "\n")
+        _State.progress.flush()
+        os.fsync(_State.progress.fileno())
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "rubric(item): the rubric item of the kata this test scores for")
+    impl.configure(config.getoption("--impl"))
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if getattr(config.option, "timeout", None) in (None, 0):
+        config.option.timeout = 60.0
+        config.option.timeout_method = "signal"
+    path = config.getoption("--progress")
+    _State.progress = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
+    _State.results = {}
+    _State.items = []
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _State.progress is not None:
+        _State.progress.close()
+        _State.progress = None
+
+
+def rubric_of(item: pytest.Item) -> str | None:
+    marks = list(item.iter_markers("rubric"))
+    if not marks:
+        return None
+    return str(marks[0].args[0]) if marks[0].args else None
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    errors: list[str] = []
+    katas: dict[str, catalog.Kata] = {}
+    for item in items:
+        kata = catalog.kata_of_test_path(Path(str(item.path)))
+        if kata is None:
+            continue
+        if kata not in katas:
+            katas[kata] = catalog.load(kata)
+        marks = list(item.iter_markers("rubric"))
+        if len(marks) != 1 or len(marks[0].args) != 1:
+            errors.append(f"{item.nodeid}: needs exactly one @pytest.mark.rubric('item')")
+            continue
+        try:
+            rubric_item = katas[kata].item(str(marks[0].args[0]))
+        except KeyError as exc:
+            errors.append(f"{item.nodeid}: {exc.args[0]}")
+            continue
+        if rubric_item.graded_by != "tests":
+            errors.append(f"{item.nodeid}: rubric item {rubric_item.id!r} is graded by the "
+                          "interviewer, not by tests")
+    if errors:
+        raise pytest.UsageError("rubric markers are wrong:\n  " + "\n  ".join(errors))
+
+    keep = items
+    only = config.getoption("--rubric")
+    if only:
+        keep = [i for i in keep if rubric_of(i) == only]
+    skip_file = config.getoption("--skip-nodeids")
+    if skip_file:
+        done = set(Path(skip_file).read_text(encoding="utf-8").split("\n"))
+        keep = [i for i in keep if i.nodeid not in done]
+    if len(keep) != len(items):
+        deselected = [i for i in items if i not in keep]
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = keep
+    _State.items = list(items)
+    _emit({"event": "collected", "tests": [
+        {"nodeid": i.nodeid, "rubric": rubric_of(i),
+         "kata": catalog.kata_of_test_path(Path(str(i.path))),
+         "visibility": catalog.visibility_of_test_path(Path(str(i.path)))}
+        for i in items]})
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    _emit({"event": "start", "nodeid": nodeid})
+
+
+def _not_implemented_message(excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
+    exc: BaseException | None = excinfo.value
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, NotImplementedError):
+            detail = str(exc) or "a stub body still raises NotImplementedError"
+            return f"not implemented yet: {detail}"
+        if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        else:
+            exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+def truncate(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    head = limit * 3 // 4
+    tail = limit - head
+    return (text[:head] + f"\n... [{len(text) - limit} characters cut] ...\n"
+            + text[-tail:])
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    if call.excinfo is not None and report.failed:
+        message = _not_implemented_message(call.excinfo)
+        if message is not None:
+            report.longrepr = message
+    # Megabytes of printed output must not flood reports: keep the head and the tail.
+    report.sections = [(title, truncate(body)) for title, body in report.sections]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    failed_now = report.failed
+    done = (report.when == "call") or (report.when == "setup" and not report.passed) or (
+        report.when == "teardown" and report.failed)
+    if not done:
+        return
+    if report.skipped:
+        outcome = "skipped"
+    elif failed_now:
+        outcome = "failed"
+    else:
+        outcome = "passed"
+    previous = _State.results.get(report.nodeid)
+    if previous is not None and previous[0] == "failed":
+        return
+    message = truncate(report.longreprtext) if failed_now or report.skipped else ""
+    _State.results[report.nodeid] = (outcome, message)
+    _emit({"event": "result", "nodeid": report.nodeid, "outcome": outcome,
+           "message": message, "duration": round(report.duration, 4)})
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
+                            config: pytest.Config) -> None:
+    if config.getoption("--no-rubric-summary") or not _State.items:
+        return
+    by_kata: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for item in _State.items:
+        kata = catalog.kata_of_test_path(Path(str(item.path)))
+        rub = rubric_of(item)
+        if kata is None or rub is None:
+            continue
+        outcome = _State.results.get(item.nodeid, ("not run", ""))[0]
+        by_kata[kata][rub].append(outcome)
+    for kata_name, items in by_kata.items():
+        kata = catalog.load(kata_name)
+        tw = terminalreporter
+        tw.section(f"rubric: {kata.title} ({kata_name}, implementation: {impl.current_spec()})")
+        for rubric_item in kata.rubric:
+            outcomes = items.get(rubric_item.id)
+            if rubric_item.graded_by != "tests":
+                tw.write_line(f"  [ .. ] {rubric_item.id:<24} graded by the interviewer")
+                continue
+            if not outcomes:
+                tw.write_line(f"  [    ] {rubric_item.id:<24} no test in this run")
+                continue
+            passed = sum(o == "passed" for o in outcomes)
+            mark = "PASS" if passed == len(outcomes) else "FAIL"
+            tw.write_line(f"  [{mark}] {rubric_item.id:<24} {passed}/{len(outcomes)} tests"
+                          f"  - {rubric_item.description}")
