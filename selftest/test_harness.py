@@ -223,3 +223,21 @@ def test_bad_submission_fails_cleanly(case: str, tmp_path: Path) -> None:
     assert (tmp_path / "results.json").stat().st_size < 400_000, "output must be truncated"
     if case in ("os_exit", "recursion_bomb", "ignores_alarm"):
         assert g.restarts >= 1, f"{case} should have needed a fresh test process"
+
+
+# -- typecheck contract ---------------------------------------------------------------
+
+def test_contract_accepts_the_reference_and_flags_changed_signatures() -> None:
+    from graders.typecheck import contract_differences
+
+    stub = (catalog.KATAS_DIR / KATA / "__init__.py").read_text()
+    ref = (catalog.SOLUTIONS_DIR / f"{KATA}.py").read_text()
+    assert contract_differences(stub, ref) == []
+    changed = ref.replace("def evict(self, num_slots: int) -> int:",
+                          "def evict(self, n: int) -> int:")
+    assert any("RadixCache.evict" in p for p in contract_differences(stub, changed))
+    typing_spelling = ref.replace("def acquire(self, tokens: list[int]) -> tuple[int, int, list[int]]:",
+                                  "def acquire(self, tokens: List[int]) -> Tuple[int, int, List[int]]:")
+    assert contract_differences(stub, typing_spelling) == []
+    missing = ref.replace("    def abort(self", "    def _abort(self")
+    assert any("missing: RadixCache.abort" in p for p in contract_differences(stub, missing))
