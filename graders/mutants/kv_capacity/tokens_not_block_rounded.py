@@ -87,7 +87,7 @@ def _num_experts(cfg: dict[str, Any]) -> int:
 def _layer_elements(cfg: dict[str, Any], index: int, tp: int) -> float:
     """Weight elements of decoder layer ``index`` held by one TP rank."""
     h, heads = cfg["hidden_size"], cfg["num_attention_heads"]
-    n = 2.0 * h                                              # two norms, replicated
+    n: float = 2.0 * h                                       # two norms, replicated
     if _is_mla(cfg):
         nope, rope, v = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"]
         r_q, r_kv = cfg.get("q_lora_rank") or 0, cfg["kv_lora_rank"]
