@@ -8,7 +8,7 @@ import math
 
 import hypothesis.strategies as st
 import pytest
-from hypothesis import assume, example, given
+from hypothesis import assume, example, given, settings
 
 from graders.hidden.roofline import oracle
 from graders.impl import kata_impl
@@ -143,6 +143,7 @@ def test_crossover_real(name, gpu_id, dtype, wb):
 
 
 @pytest.mark.rubric("floors")
+@settings(max_examples=30)      # a plain upward scan (allowed) costs thousands of steps per case
 @given(oracle.configs(), oracle.gpus, st.sampled_from([1.0, 2.0]))
 def test_crossover_synthetic(cfg, g, wb):
     want = oracle.crossover(cfg, g, wb, "bf16")
@@ -437,3 +438,17 @@ def test_knee_from_a_real_line():
     close(at_kv, 100 / (t0 + 100 * t1), "throughput at the KV-limited batch of 100")
     assert at_kv < 0.85 * ceiling, "the KV cache, not the ceiling, binds here"
     del g
+
+
+@pytest.mark.rubric("floors")
+def test_decode_attention_flops_count():
+    # An MQA model with an fp4 cache on a part with little compute per byte: attention
+    # (4 L q d FLOPs per context token against 2 L d x 0.5 bytes) is what binds.
+    cfg = {"hidden_size": 2048, "num_attention_heads": 16, "num_key_value_heads": 1,
+           "head_dim": 128, "num_hidden_layers": 24, "vocab_size": 32000,
+           "intermediate_size": 8192}
+    g = oracle.synthetic_gpu(156.0, 312.0, 8000.0)
+    flops, by = oracle.decode(cfg, [65536] * 8, 1, 1.0, 0.5)
+    assert flops / oracle.peak(g, "bf16") > by / oracle.bw(g)
+    close(rf.decode_step_floor_s(cfg, g, [65536] * 8, 1, 1.0, 0.5), flops / oracle.peak(g, "bf16"),
+          "decode FLOPs include 4 L q d per context token of attention; here they bind")
