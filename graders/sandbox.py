@@ -23,6 +23,7 @@ fresh one serves the next.
 
 from __future__ import annotations
 
+import builtins
 import ctypes
 import ctypes.util
 import os
@@ -46,10 +47,11 @@ MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_BIND = 4096
+MS_MOVE = 8192
 
-BUILTIN_EXCEPTIONS = {name: obj for name, obj in vars(__builtins__ if isinstance(
-    __builtins__, dict) else __builtins__.__dict__).items()
-    if isinstance(obj, type) and issubclass(obj, BaseException)}
+BUILTIN_EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
+                      if isinstance(obj, type) and issubclass(obj, BaseException)}
 
 
 class SubmissionError(Exception):
@@ -97,6 +99,29 @@ def _hidden_paths() -> list[str]:
     return [str(p) for p in hide]
 
 
+def _closed_ancestors() -> list[tuple[str, str]]:
+    """(folder others cannot enter, its child on the way to the interpreter), for the
+    interpreter and its site-packages."""
+    import site
+    import stat
+
+    found: dict[str, str] = {}
+    targets = [os.path.realpath(sys.executable), sys.executable] + [
+        os.path.realpath(p) for p in site.getsitepackages()]
+    for target in targets:
+        parts = Path(target).parts
+        for i in range(1, len(parts) - 1):
+            folder = str(Path(*parts[: i + 1]))
+            try:
+                mode = os.stat(folder).st_mode
+            except OSError:
+                break
+            if not mode & stat.S_IXOTH:
+                found.setdefault(folder, str(Path(*parts[: i + 2])))
+                break
+    return sorted(found.items())
+
+
 def _preexec(uid: int | None, namespaces: bool, hide: list[str], limits: Limits) -> Any:
     def run() -> None:
         os.setsid()
@@ -110,6 +135,23 @@ def _preexec(uid: int | None, namespaces: bool, hide: list[str], limits: Limits)
                 if libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
                               b"size=16m,mode=1777") != 0:
                     os._exit(99)
+            if uid is not None:
+                for closed, child in _closed_ancestors():
+                    # The interpreter lives below a folder others may not enter (root's
+                    # home): in this namespace only, put an enterable empty folder there
+                    # holding just the interpreter's subtree.
+                    keep = b"/tmp/.kata-keep"
+                    os.mkdir(keep)
+                    if libc.mount(child.encode(), keep, None, MS_BIND | MS_REC, None) != 0:
+                        os._exit(96)
+                    if libc.mount(b"tmpfs", closed.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+                                  b"size=1m,mode=0755") != 0:
+                        os._exit(96)
+                    target = os.path.join(closed, os.path.basename(child))
+                    os.mkdir(target)
+                    if libc.mount(keep, target.encode(), None, MS_MOVE, None) != 0:
+                        os._exit(96)
+                    os.rmdir(keep)
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
@@ -352,6 +394,15 @@ class Session:
         return self.worker
 
     def reset(self) -> None:
+        """End the current worker and start the next one at once, so that it boots while
+        the next test sets up."""
+        if self.worker is not None:
+            self.worker.kill()
+            self.worker = None
+            self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits)
+            self.generation += 1
+
+    def close(self) -> None:
         if self.worker is not None:
             self.worker.kill()
             self.worker = None
@@ -373,18 +424,20 @@ class Session:
         where = str(err.get("where", ""))
         if name == "SubmissionError":
             return SubmissionError(msg)
-        if name in self.exc_classes:
-            return self.exc_classes[name](msg)
         if name in BUILTIN_EXCEPTIONS and name not in ("SystemExit", "KeyboardInterrupt",
                                                        "GeneratorExit"):
-            exc = BUILTIN_EXCEPTIONS[name](msg)
-            if name == "KeyError":
-                exc = KeyError(msg)
-            return exc
-        base = BUILTIN_EXCEPTIONS.get(builtin, Exception)
-        if not issubclass(base, Exception):
-            base = Exception
-        return type(name, (base,), {})(f"{msg}" + (f" (at {where})" if where else ""))
+            return BUILTIN_EXCEPTIONS[name](msg)
+        return self._exc_class(name, builtin)(msg + (f" (at {where})" if where else ""))
+
+    def _exc_class(self, name: str, builtin: str) -> type[BaseException]:
+        """The local stand-in of an exception class the submission defines (one per name,
+        so ``pytest.raises(m.OutOfSlots)`` matches what the worker raised)."""
+        if name not in self.exc_classes:
+            base = BUILTIN_EXCEPTIONS.get(builtin, Exception)
+            if not issubclass(base, Exception):
+                base = Exception
+            self.exc_classes[name] = type(name, (base,), {"__module__": "submission"})
+        return self.exc_classes[name]
 
     def _proxy(self, data: dict[str, Any], generation: int) -> Any:
         if data.get("$") == "fn":
@@ -393,12 +446,7 @@ class Session:
         kind = str(data.get("kind", "object"))
         name = str(data.get("name", "object"))
         if kind == "exc_class":
-            if name not in self.exc_classes:
-                base = BUILTIN_EXCEPTIONS.get(str(data.get("base")), Exception)
-                if not issubclass(base, Exception):
-                    base = Exception
-                self.exc_classes[name] = type(name, (base,), {"__module__": "submission"})
-            return self.exc_classes[name]
+            return self._exc_class(name, str(data.get("base")))
         return RemoteObject(self, handle, generation, kind, name)
 
 
