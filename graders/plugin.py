@@ -82,11 +82,12 @@ def _emit(event: dict[str, Any]) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "rubric(item): the rubric item of the kata this test scores for")
-    impl.configure(config.getoption("--impl"), isolate=config.getoption("--isolate"))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if getattr(config.option, "timeout", None) in (None, 0):
         config.option.timeout = 60.0
         config.option.timeout_method = "signal"
+    impl.configure(config.getoption("--impl"), isolate=config.getoption("--isolate"),
+                   call_seconds=float(config.option.timeout))
     path = config.getoption("--progress")
     _State.progress = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
     _State.results = {}
