@@ -113,7 +113,7 @@ class StreamServer:
     async def start(self, host: str, port: int) -> int:
         self.srv = await asyncio.start_server(self._client, host, port)
         self.loop_task = asyncio.ensure_future(self._run_engine())
-        return self.srv.sockets[0].getsockname()[1]
+        return int(self.srv.sockets[0].getsockname()[1])
 
     async def stop(self) -> None:
         assert self.srv is not None and self.loop_task is not None
