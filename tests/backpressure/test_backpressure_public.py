@@ -67,7 +67,7 @@ def test_acknowledged_bytes_free_the_budget():
     b.open("a")
     b.on_output("a", b"abcdef")
     b.next_write("a", 100)
-    assert acts(b.write_done("a", 6)) == []
+    b.write_done("a", 6)
     assert b.buffered("a") == 0
     assert acts(b.on_output("a", b"12345678")) == [], "all acknowledged: the whole budget is free"
 
