@@ -67,7 +67,7 @@ class BuffersMachine(RuleBasedStateMachine):
         self.live: dict[str, Stream] = {}
         self.ended: set[str] = set()     # ids whose last stream ended (late events allowed)
         self.tainted: set[str] = set()   # ids set aside after an unowned divergence
-        self.log: list[str] = []
+        self.log: list[tuple[str, str]] = []   # (stream id, "call -> answer")
         self.incarnations = 0
 
     # -- checking ---------------------------------------------------------------------
@@ -77,9 +77,10 @@ class BuffersMachine(RuleBasedStateMachine):
         if ok:
             return
         if any(i in self.OWN for i in items):
-            history = "\n  ".join(self.log[-40:])
+            mine = [text for who, text in self.log if who == sid][-40:]
             raise AssertionError(
-                f"{message}\nbudget_bytes={self.budget}; the calls so far (last 40):\n  {history}")
+                f"{message}\nOutputBuffers({self.budget}); the calls on stream {sid!r} so far "
+                f"(the last {len(mine)}; other streams left out):\n  " + "\n  ".join(mine))
         raise Divergence(sid)
 
     def taint(self, sid: str) -> None:
@@ -102,12 +103,12 @@ class BuffersMachine(RuleBasedStateMachine):
         except Exception as exc:  # noqa: BLE001 - an unexpected exception is a finding
             if expect is not None and isinstance(exc, expect):
                 raise
-            self.log.append(f"{text} raised {type(exc).__name__}: {exc}")
+            self.log.append((sid, f"{text} raised {type(exc).__name__}: {exc}"))
             self.check(owners or self.OWNERS[fn.__name__], False, sid,
                        f"{text} raised {type(exc).__name__}: {exc}")
             raise
         if not quiet:
-            self.log.append(f"{text} -> {result!r}")
+            self.log.append((sid, f"{text} -> {result!r}"))
         return result
 
     def guarded(self, sid: str, body: Any) -> None:
@@ -136,7 +137,6 @@ class BuffersMachine(RuleBasedStateMachine):
     def setup(self, budget: int) -> None:
         self.budget = budget
         self.buf = bp.OutputBuffers(budget)
-        self.log.append(f"OutputBuffers({budget})")
 
     # Weights: outputs, writes and acks are where the traps are; ends and late events
     # come often enough to churn through ids and reuse them.
@@ -159,7 +159,7 @@ class BuffersMachine(RuleBasedStateMachine):
             try:
                 self.call(sid, f"open({sid!r})", self.buf.open, sid, expect=ValueError)
             except ValueError:
-                self.log.append("  raised ValueError")
+                self.log.append((sid, "  raised ValueError"))
             else:
                 self.guarded(sid, lambda: self.check(
                     "ordered_delivery", False, sid,
@@ -288,7 +288,7 @@ class BuffersMachine(RuleBasedStateMachine):
                 self.call(sid, f"write_done({sid!r}, {n})", self.buf.write_done, sid, n,
                           expect=ValueError)
             except ValueError:
-                self.log.append("  raised ValueError")
+                self.log.append((sid, "  raised ValueError"))
                 raised = True
             else:
                 raised = False
