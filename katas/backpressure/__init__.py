@@ -44,7 +44,7 @@ class OutputBuffers:
     def __init__(self, budget_bytes: int) -> None:
         """Buffers with a budget of ``budget_bytes`` per stream, no stream open.
 
-        Raises ValueError unless ``budget_bytes`` is a positive int.
+        Raises ValueError unless ``budget_bytes`` is a positive int (not a bool).
         """
         raise NotImplementedError(f"OutputBuffers.__init__ ({_PROMPT})")
 
