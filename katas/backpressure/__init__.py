@@ -16,7 +16,10 @@ and ``("close", stream_id)``: close the client's connection.
 
 from __future__ import annotations
 
-from graders.support.backpressure import FakeEngine
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only a type here: the engine is handed in, never imported at run time
+    from graders.support.backpressure import FakeEngine
 
 _PROMPT = "see katas/backpressure/README.md"
 

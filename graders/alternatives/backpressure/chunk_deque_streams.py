@@ -14,7 +14,10 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-from graders.support.backpressure import FakeEngine
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only a type here: the engine is handed in, never imported at run time
+    from graders.support.backpressure import FakeEngine
 
 Action = tuple[str, str]
 

@@ -69,6 +69,8 @@ class BuffersMachine(RuleBasedStateMachine):
         self.tainted: set[str] = set()   # ids set aside after an unowned divergence
         self.log: list[tuple[str, str]] = []   # (stream id, "call -> answer")
         self.incarnations = 0
+        self.touched: set[str] = set()   # streams the current step acted on
+        self.steps = 0
 
     # -- checking ---------------------------------------------------------------------
 
@@ -98,6 +100,7 @@ class BuffersMachine(RuleBasedStateMachine):
     def call(self, sid: str, text: str, fn: Any, *args: Any,
              owners: tuple[str, ...] | None = None, expect: type | None = None,
              quiet: bool = False) -> Any:
+        self.touched.add(sid)
         try:
             result = fn(*args)
         except Exception as exc:  # noqa: BLE001 - an unexpected exception is a finding
@@ -148,6 +151,8 @@ class BuffersMachine(RuleBasedStateMachine):
                 "ack": any(s.pending for s in self.live.values()),
                 "lifecycle": bool(self.live), "late": bool(self.ended)}
         kinds = [k for k in self.KINDS if able[k]]
+        self.touched = set()
+        self.steps += 1
         getattr(self, data.draw(st.sampled_from(kinds), label="event"))(data)
 
     def open(self, data: st.DataObject) -> None:
@@ -390,9 +395,14 @@ class BuffersMachine(RuleBasedStateMachine):
 
     @invariant()
     def buffered_is_queued_plus_pending(self) -> None:
+        """After every step for the streams it touched, every fourth step for all (each
+        call may cross a process boundary when grading, so they are counted)."""
         if self.buf is None:
             return
+        every = self.steps % 4 == 0
         for sid, s in list(self.live.items()):
+            if not every and sid not in self.touched:
+                continue
             def body() -> None:
                 got = self.call(sid, f"buffered({sid!r})", self.buf.buffered, sid, quiet=True)
                 self.check(

@@ -8,7 +8,10 @@ import asyncio
 import itertools
 from dataclasses import dataclass, field
 
-from graders.support.backpressure import FakeEngine
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only a type here: the engine is handed in, never imported at run time
+    from graders.support.backpressure import FakeEngine
 
 Action = tuple[str, str]
 
