@@ -7,10 +7,13 @@ blocking code with deadlines, so a server that hangs fails a test instead of han
 from __future__ import annotations
 
 import asyncio
+import gc
 import selectors
 import socket
+import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -181,3 +184,22 @@ def kernel_buffer_bound() -> int:
     except (OSError, ValueError, IndexError):
         wmem = 16 << 20
     return wmem + (1 << 20)
+
+
+_SKIP = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+         types.MethodType, types.CodeType, types.FrameType)
+
+
+def deep_size(root: object) -> int:
+    """Bytes of every object reachable from ``root`` (classes, modules, functions aside)."""
+    seen: set[int] = set()
+    stack = [root]
+    total = 0
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, _SKIP):
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        stack.extend(gc.get_referents(obj))
+    return total

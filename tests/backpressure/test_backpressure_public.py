@@ -3,13 +3,15 @@
 Run: nox -s kata -- backpressure
 """
 
+import gc
 import time
 
 import pytest
 
 from graders.impl import kata_impl
 from graders.support.backpressure import FakeEngine, expected_output
-from tests.backpressure.helpers import connect, read_until_closed, running_server
+from tests.backpressure.helpers import (connect, deep_size, read_until_closed, require_in_process,
+                                        running_server)
 
 bp = kata_impl("backpressure")
 
@@ -189,7 +191,7 @@ def test_finish_of_a_drained_stream_closes_at_once():
     assert acts(b.on_finish("a")) == CLOSE
 
 
-@pytest.mark.rubric("no_leak")
+@pytest.mark.rubric("late_output")
 def test_ended_stream_id_can_be_opened_again():
     b = bp.OutputBuffers(10)
     b.open("a")
@@ -220,3 +222,22 @@ def test_server_streams_to_two_clients():
         assert name in closed, f"the server must close {name}'s connection after the last byte"
     cancels, _, _ = engine.snapshot()
     assert not any(cancels.values()), f"no generation should be cancelled, got {cancels}"
+
+
+@pytest.mark.rubric("no_leak")
+def test_closed_streams_leave_nothing_behind():
+    require_in_process("looking at the buffers object itself")
+    b = bp.OutputBuffers(8)
+    gc.collect()
+    before = deep_size(b)
+    for i in range(2000):
+        sid = f"s{i}"
+        b.open(sid)
+        b.on_output(sid, b"abc")
+        b.on_disconnect(sid)
+        b.on_output(sid, b"late")
+    gc.collect()
+    after = deep_size(b)
+    assert after <= before + 16384, (
+        f"2000 streams that ended left {after - before} bytes behind in the buffers object: "
+        "keep nothing for ended streams")

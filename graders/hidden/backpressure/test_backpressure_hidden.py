@@ -4,16 +4,14 @@ corner cases, memory and work per call, and the asyncio server over loopback soc
 from __future__ import annotations
 
 import gc
-import sys
 import time
-import types
 
 import pytest
 from hypothesis import settings
 
 from graders.hidden.backpressure.model import BuffersMachine
 from graders.impl import kata_impl
-from tests.backpressure.helpers import require_in_process
+from tests.backpressure.helpers import deep_size, require_in_process
 
 bp = kata_impl("backpressure")
 
@@ -225,25 +223,6 @@ def test_finish_with_queued_bytes_closes_after_they_are_written():
 
 
 # -- no_leak -----------------------------------------------------------------------------
-
-
-_SKIP = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-         types.MethodType, types.CodeType, types.FrameType)
-
-
-def deep_size(root: object) -> int:
-    """Bytes of every object reachable from ``root`` (classes, modules, functions aside)."""
-    seen: set[int] = set()
-    stack = [root]
-    total = 0
-    while stack:
-        obj = stack.pop()
-        if id(obj) in seen or isinstance(obj, _SKIP):
-            continue
-        seen.add(id(obj))
-        total += sys.getsizeof(obj)
-        stack.extend(gc.get_referents(obj))
-    return total
 
 
 def churn(b, start: int, stop: int) -> None:
