@@ -40,6 +40,10 @@ def _filled_pool(num_blocks: int):
         r += 1
     for i in range(r):
         pool.free(f"fill{i}")
+    free = pool.num_free_blocks()
+    assert r > 0 and free == num_blocks, (
+        f"after {r} requests were allocated and freed, num_free_blocks() must be {num_blocks}, "
+        f"got {free}: the workload cannot be measured")
     return pool
 
 
@@ -54,9 +58,9 @@ def _chunk(pool, start: int) -> float:
         t0 = time.perf_counter()
         for step in range(start, start + CHUNK):
             table, computed = pool.allocate("hot", HOT)
-            if step and computed != HOT_BLOCKS * BS:
-                raise AssertionError(f"the hot prompt should hit all its {HOT_BLOCKS} blocks, "
-                                     f"got {computed} computed tokens")
+            if len(table) != HOT_BLOCKS + 1:
+                raise AssertionError(f"a {len(HOT)}-token prompt needs {HOT_BLOCKS + 1} blocks "
+                                     f"of {BS}, got {table}")
             pool.append("hot", [2] * (BS - 1))
             cold = [9_000_000 + step, 3, 3, 3, 4]  # 1 new full block + 1 partial
             pool.allocate("cold", cold)

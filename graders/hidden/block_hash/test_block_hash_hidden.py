@@ -131,7 +131,8 @@ def test_hits_stop_at_the_first_differing_block(a, b, bs, hash_fn):
     while (common + 1) * bs <= min(len(a), len(b)) and \
             a[:(common + 1) * bs] == b[:(common + 1) * bs]:
         common += 1
-    want = min(common, (len(b) - 1) // bs) * bs
+    b = b + [9]          # a last token nobody cached: the last-token cap never binds here
+    want = common * bs
     _, computed = pool.allocate("b", b)
     assert computed == want, (
         f"block_size={bs}: cached {a}, then allocate {b}: the first {common} blocks match, so "
@@ -156,10 +157,11 @@ def test_namespace_is_part_of_every_block(ns_a, ns_b, toks):
     pool = bh.BlockPool(16, 2)
     pool.allocate("a", toks, ns_a)
     pool.free("a")
-    _, computed = pool.allocate("b", toks, ns_b)
-    want = (len(toks) - 1) // 2 * 2 if ns_a == ns_b else 0
+    _, computed = pool.allocate("b", toks + [9], ns_b)
+    want = len(toks) // 2 * 2 if ns_a == ns_b else 0
     assert computed == want, (f"cached {toks} under namespace {ns_a!r}; the same tokens under "
-                              f"{ns_b!r} must compute {want} tokens, got {computed}")
+                              f"{ns_b!r} (+ one more token) must compute {want} tokens, got "
+                              f"{computed}")
 
 
 @pytest.mark.rubric("chaining")
