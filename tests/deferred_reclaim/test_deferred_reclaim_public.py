@@ -17,22 +17,48 @@ def held(r, *ids):
     return set(pages)
 
 
-@pytest.mark.rubric("deferred_free")
-def test_prompt_example():
+def prompt_example():
+    """The prompt's example; returns what each call showed."""
+    seen = {}
     r = dr.Reclaimer(4)
     r.add("a", 2)
-    old = set(r.pages_of("a"))
+    seen["old"] = set(r.pages_of("a"))
     s1 = r.launch(["a"])
     r.abort("a")
-    assert r.free_pages() == 2, "a's 2 pages must wait for step s1, which still reads them"
+    seen["free after abort"] = r.free_pages()
     r.add("a", 2)
-    new = set(r.pages_of("a"))
-    assert not new & old, f"the new 'a' got {sorted(new)}, but s1 still reads {sorted(old)}"
-    assert r.complete(s1, {"a": 5}) == [], "s1 ran for the old 'a': no output for the new one"
-    assert r.free_pages() == 2, "s1 was the old a's last step: its 2 pages are free now"
-    assert r.complete(s1, {"a": 5}) == [], "a duplicate completion emits nothing"
-    assert r.free_pages() == 2, "a duplicate completion changes nothing"
-    assert set(r.pages_of("a")) == new
+    seen["new"] = set(r.pages_of("a"))
+    seen["late"] = r.complete(s1, {"a": 5})
+    seen["free after late"] = r.free_pages()
+    seen["duplicate"] = r.complete(s1, {"a": 5})
+    seen["free after duplicate"] = r.free_pages()
+    seen["new after duplicate"] = set(r.pages_of("a"))
+    return seen
+
+
+@pytest.mark.rubric("deferred_free")
+def test_prompt_example_pages():
+    seen = prompt_example()
+    assert seen["free after abort"] == 2, "a's 2 pages must wait for step s1, which still reads them"
+    assert not seen["new"] & seen["old"], (
+        f"the new 'a' got {sorted(seen['new'])}, but s1 still reads {sorted(seen['old'])}")
+    assert seen["free after late"] == 2, "s1 was the old a's last step: its 2 pages are free now"
+
+
+@pytest.mark.rubric("generation_identity")
+def test_prompt_example_late_output():
+    seen = prompt_example()
+    assert seen["late"] == [], (
+        f"s1 ran for the old 'a': no output for the new one, got {seen['late']}")
+
+
+@pytest.mark.rubric("idempotent_completion")
+def test_prompt_example_duplicate():
+    seen = prompt_example()
+    assert seen["duplicate"] == [], f"a duplicate completion emits nothing, got {seen['duplicate']}"
+    assert seen["free after duplicate"] == seen["free after late"], (
+        "a duplicate completion changes nothing")
+    assert seen["new after duplicate"] == seen["new"], "a duplicate completion touched a's pages"
 
 
 @pytest.mark.rubric("deferred_free")
@@ -58,8 +84,8 @@ def test_pages_wait_for_the_step_in_flight():
     assert not held(r, "b") & read, "b was handed a page the step in flight still reads"
     with pytest.raises(dr.OutOfPages):
         r.add("c", 1)
-    assert r.complete(step, {"a": 1}) == [], "a has finished: its late token is dropped"
-    assert r.free_pages() == 3
+    r.complete(step, {"a": 1})
+    assert r.free_pages() == 3, "the step completed: a's pages are free now"
 
 
 @pytest.mark.rubric("generation_identity")
@@ -83,7 +109,6 @@ def test_reused_id_is_a_new_incarnation():
     mine = r.pages_of("a")
     assert r.complete(step, {"a": 3}) == [], "the step was launched for the old 'a'"
     assert r.pages_of("a") == mine, "the old step's completion touched the new a's pages"
-    assert r.free_pages() == 6
     step2 = r.launch(["a"])
     assert r.complete(step2, {"a": 4}) == [("a", 4)]
 
@@ -116,30 +141,35 @@ def test_duplicate_and_unknown_completions_change_nothing():
 
 @pytest.mark.rubric("racing_ends")
 def test_ending_twice_changes_nothing():
-    r = dr.Reclaimer(8)
-    r.add("a", 2)
-    step = r.launch(["a"])
-    r.finish("a")
+    # twin: the same story, but "a" ends only once
+    r, twin = dr.Reclaimer(8), dr.Reclaimer(8)
+    steps = {}
+    for x in (r, twin):
+        x.add("a", 2)
+        steps[x] = x.launch(["a"])
+        x.finish("a")
     r.abort("a")        # the disconnect arrives after the normal end
-    assert r.free_pages() == 6, "a's pages still wait for the step; the second end must not free them"
-    r.complete(step, {})
-    assert r.free_pages() == 8
+    assert r.free_pages() == twin.free_pages(), "the second end of 'a' must change nothing"
+    for x in (r, twin):
+        x.complete(steps[x], {})
     r.abort("a")
+    r.finish("a")
     r.finish("never-added")
-    assert r.free_pages() == 8
+    assert r.free_pages() == twin.free_pages(), (
+        "ending an id that is not live (again, or never added) must change nothing")
 
 
 @pytest.mark.rubric("pipelined_steps")
-def test_pages_wait_for_the_last_of_two_steps():
+@pytest.mark.parametrize("order", ["in launch order", "newest first"])
+def test_pages_wait_for_the_last_of_two_steps(order):
     r = dr.Reclaimer(8)
     r.add("a", 2)
     s1 = r.launch(["a"])
     s2 = r.launch(["a"])
     r.abort("a")
-    r.complete(s1, {"a": 1})
-    assert r.free_pages() == 6, "s2 still reads a's pages"
-    r.complete(s2, {"a": 2})
-    assert r.free_pages() == 8
+    first = s1 if order == "in launch order" else s2
+    r.complete(first, {"a": 1})
+    assert r.free_pages() == 6, f"one of a's two steps completed ({order}); the other still reads a's pages"
 
 
 @pytest.mark.rubric("accounting")
