@@ -27,20 +27,25 @@ from hypothesis import HealthCheck, Phase, settings
 from graders import catalog, impl
 
 MAX_MESSAGE_CHARS = 4000
-PROFILE_EXAMPLES = {"kata": 25, "selftest": 60, "grade": 150}
+# name -> (max_examples, derandomize). grade_seeded is grade with a seed given on the
+# command line (--hypothesis-seed), for a second, different but reproducible sample.
+PROFILES = {"kata": (25, False), "selftest": (60, True), "grade": (150, True),
+            "grade_seeded": (150, False)}
 
-for _name, _n in PROFILE_EXAMPLES.items():
+for _name, (_n, _derandomize) in PROFILES.items():
     settings.register_profile(
         _name,
         max_examples=_n,
         deadline=None,
-        derandomize=_name != "kata",
+        derandomize=_derandomize,
         database=None if _name != "kata" else settings.default.database,
         print_blob=False,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                HealthCheck.filter_too_much],
+        # Practice shrinks failures to a minimal example; grading does not: shrinking a
+        # failing state machine can take minutes, and the failing input is reported anyway.
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]
-        if _name == "kata" else [Phase.explicit, Phase.generate, Phase.target, Phase.shrink],
+        if _name == "kata" else [Phase.explicit, Phase.generate, Phase.target],
     )
 settings.load_profile(os.environ.get("KATA_HYPOTHESIS_PROFILE", "kata"))
 
@@ -55,6 +60,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="append one JSON line per test event to FILE")
     group.addoption("--skip-nodeids", default=None, metavar="FILE",
                     help="deselect the test node ids listed in FILE (one per line)")
+    group.addoption("--isolate", action="store_true",
+                    help="run the implementation in a sandboxed worker process (grading)")
     group.addoption("--no-rubric-summary", action="store_true",
                     help="do not print the rubric table at the end")
 
@@ -75,7 +82,7 @@ def _emit(event: dict[str, Any]) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "rubric(item): the rubric item of the kata this test scores for")
-    impl.configure(config.getoption("--impl"))
+    impl.configure(config.getoption("--impl"), isolate=config.getoption("--isolate"))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if getattr(config.option, "timeout", None) in (None, 0):
         config.option.timeout = 60.0
@@ -87,6 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    impl.reset_workers(final=True)
     if _State.progress is not None:
         _State.progress.close()
         _State.progress = None
@@ -146,6 +154,17 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
     _emit({"event": "start", "nodeid": nodeid})
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    impl.reset_workers()  # isolated mode: each test gets a fresh worker
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if impl.isolated():
+        from graders import sandbox
+
+        _emit({"event": "sandbox", "capabilities": sandbox.capabilities().summary()})
 
 
 def _not_implemented_message(excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
