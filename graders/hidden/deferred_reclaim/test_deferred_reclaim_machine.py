@@ -320,9 +320,7 @@ class ReclaimMachine(RuleBasedStateMachine):
     @guarded
     def complete_again_or_unknown(self, data) -> None:
         top = max(self.issued)
-        choices = [top + 1, top + 7, -1]
-        if self.done:
-            choices += self.done
+        choices = [s for s in (top + 1, top + 7, -1) if s not in self.steps] + self.done
         sid = data.draw(st.sampled_from(choices), label="stale step")
         tokens = self.tokens_for(data)
         kind = "a duplicate" if sid in self.issued else "an unknown"
