@@ -425,7 +425,27 @@ def main(argv: list[str] | None = None) -> int:
                              "for untrusted code; the default isolates it in a worker)")
     parser.add_argument("--fail-under", type=float, default=None,
                         help="exit 1 when the score is below this")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="a folder of submissions: grade N at a time")
+    parser.add_argument("--shard", default=None, metavar="I/K",
+                        help="a folder of submissions: grade only shard I of K")
     args = parser.parse_args(argv)
+    from graders import batch
+
+    if batch.is_batch(args.kata, Path(args.impl)) and args.impl not in ("katas", "solutions"):
+        try:
+            catalog.load(args.kata)
+            shard = batch.parse_shard(args.shard)
+        except (catalog.CatalogError, ValueError) as exc:
+            print(f"grade: {exc}", file=sys.stderr)
+            return 2
+        out = args.out or Path("grade-out")
+        print(f"grading every submission in {args.impl} ({args.jobs} at a time)")
+        rows = batch.grade_folder(args.kata, Path(args.impl), out, args.jobs, shard,
+                                  seed=args.seed, per_test_timeout=args.timeout,
+                                  isolate=not args.in_process)
+        print(f"\n  {len(rows)} submissions; summary: {out / 'summary.csv'}")
+        return 0
     try:
         grade = run(args.kata, args.impl, seed=args.seed, rubric=args.rubric,
                     per_test_timeout=args.timeout, isolate=not args.in_process)

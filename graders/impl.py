@@ -30,6 +30,7 @@ from graders import catalog
 
 _impl_spec = "katas"
 _isolate = False
+_call_seconds = 60.0
 _cache: dict[str, ModuleType | BaseException] = {}
 _sessions: dict[str, Any] = {}
 
@@ -38,17 +39,18 @@ class SubmissionError(Exception):
     """The submission could not be loaded or lacks part of the stub's API."""
 
 
-def configure(spec: str, isolate: bool = False) -> None:
+def configure(spec: str, isolate: bool = False, call_seconds: float = 60.0) -> None:
     """Choose the implementation for this process (called by the pytest plugin).
 
     With ``isolate`` the implementation runs in a sandboxed worker process
     (graders/sandbox.py) and tests reach it through a proxy; this process never imports it.
     """
-    global _impl_spec, _isolate
+    global _impl_spec, _isolate, _call_seconds
     reset_workers(final=True)
     _sessions.clear()
     _impl_spec = spec
     _isolate = isolate
+    _call_seconds = call_seconds
     _cache.clear()
 
 
@@ -79,7 +81,8 @@ def _remote(name: str) -> Any:
     from graders import sandbox
 
     if name not in _sessions:
-        _sessions[name] = sandbox.Session(name, submission_file(name, _impl_spec))
+        _sessions[name] = sandbox.Session(name, submission_file(name, _impl_spec),
+                                          sandbox.Limits(call_seconds=_call_seconds))
     return sandbox.RemoteModule(_sessions[name])
 
 
