@@ -81,30 +81,6 @@ def approx_equal(got: Any, want: float) -> bool:
 # -- counter_resets ----------------------------------------------------------------------
 
 @pytest.mark.rubric("counter_resets")
-@given(series())
-def test_windows_across_restarts_are_rejected_and_nothing_is_negative(data):
-    snaps, truths = data
-    out = report(snaps)
-    for i, (w, truth) in enumerate(zip(out, truths)):
-        d, per_pos = deltas(snaps[i], snaps[i + 1])
-        decreased = min(d.values()) < 0 or min(per_pos, default=0) < 0
-        where = window_text(snaps, i)
-        assert w["valid"] is (not decreased), (
-            f"{where}\n{'a counter decreased: a restart, valid must be False' if decreased else 'no counter decreased: valid must be True'}; got {w}")
-        if decreased:
-            assert all(w[k] is None for k in METRICS), (
-                f"{where}\na rejected window reports no metric (all None); got {w}")
-        else:
-            for k in ("acceptance_rate", "mean_acceptance_length"):
-                assert w[k] is None or 0 <= w[k] <= 1 + len(snaps[0]["accepted_per_pos"]), (
-                    f"{where}\n{k} out of range: {w}")
-            lo, hi = steps_of(w) or (0, 0)
-            assert 0 <= lo <= hi, f"{where}\nsteps must be 0 <= low <= high: {w}"
-        if truth["restarts"] == 0:
-            assert w["valid"] is True, f"{where}\nno restart in this window; got {w}"
-
-
-@pytest.mark.rubric("counter_resets")
 def test_restart_in_the_first_window():
     s0 = snapshot(5.0, 50, 150, 90, [40, 30, 20], 200, 7)
     s1 = snapshot(9.0, 3, 9, 5, [3, 1, 1], 12, 0)
@@ -174,48 +150,31 @@ def test_bad_snapshots_raise_value_error(case):
         sd.acceptance_report([s0, s1])
 
 
-# -- metrics -----------------------------------------------------------------------------
-
-@pytest.mark.rubric("metrics")
+@pytest.mark.rubric("counter_resets")
 @given(series())
-def test_metrics_match_the_simulated_engine(data):
+def test_windows_across_restarts_are_rejected_and_nothing_is_negative(data):
     snaps, truths = data
     out = report(snaps)
     for i, (w, truth) in enumerate(zip(out, truths)):
-        if w["valid"] is not True or truth["restarts"]:
-            continue            # an undetected restart leaves deltas no engine could produce
         d, per_pos = deltas(snaps[i], snaps[i + 1])
+        decreased = min(d.values()) < 0 or min(per_pos, default=0) < 0
         where = window_text(snaps, i)
-        assert (float(w["start"]), float(w["end"])) == (snaps[i]["time"], snaps[i + 1]["time"]), (
-            f"{where}\nstart and end are the two snapshot times; got {w}")
-        low = d["emitted"] - d["accepted"]
-        assert steps_of(w) == (low, low + d["finished"]), (
-            f"{where}\nevery step emits its accepted drafts + 1 token except a finished "
-            f"request's last step, which may emit only accepted drafts: steps = "
-            f"({low}, {low + d['finished']}); got {w['steps']}")
-        assert low <= truth["steps"] <= low + d["finished"], (
-            f"{where}\nthe engine ran {truth['steps']} steps: outside the bounds {w['steps']}")
-        if d["drafts"] == 0:
-            assert all(w[k] is None for k in METRICS[:3]), (
-                f"{where}\nno drafts in the window: the three rates are None; got {w}")
-            continue
-        want_rate = d["accepted"] / d["draft_tokens"]
-        want_len = 1 + d["accepted"] / d["drafts"]
-        want_pos = [n / d["drafts"] for n in per_pos]
-        assert approx_equal(w["acceptance_rate"], want_rate), (
-            f"{where}\nacceptance rate = {d['accepted']} accepted / {d['draft_tokens']} draft "
-            f"tokens = {want_rate}; got {w['acceptance_rate']}")
-        assert approx_equal(w["mean_acceptance_length"], want_len), (
-            f"{where}\nmean acceptance length = 1 + {d['accepted']} / {d['drafts']} drafts = "
-            f"{want_len}; got {w['mean_acceptance_length']}")
-        got_pos = w["per_position"]
-        assert got_pos is not None and len(got_pos) == len(want_pos) and all(
-            approx_equal(g, x) for g, x in zip(got_pos, want_pos)), (
-            f"{where}\nper-position rates = accepted at i / {d['drafts']} drafts = {want_pos}; "
-            f"got {got_pos}")
-        assert all(a >= b for a, b in zip(got_pos, got_pos[1:])), (
-            f"{where}\nper-position rates must not increase with i: {got_pos}")
+        assert w["valid"] is (not decreased), (
+            f"{where}\n{'a counter decreased: a restart, valid must be False' if decreased else 'no counter decreased: valid must be True'}; got {w}")
+        if decreased:
+            assert all(w[k] is None for k in METRICS), (
+                f"{where}\na rejected window reports no metric (all None); got {w}")
+        else:
+            for k in ("acceptance_rate", "mean_acceptance_length"):
+                assert w[k] is None or 0 <= w[k] <= 1 + len(snaps[0]["accepted_per_pos"]), (
+                    f"{where}\n{k} out of range: {w}")
+            lo, hi = steps_of(w) or (0, 0)
+            assert 0 <= lo <= hi, f"{where}\nsteps must be 0 <= low <= high: {w}"
+        if truth["restarts"] == 0:
+            assert w["valid"] is True, f"{where}\nno restart in this window; got {w}"
 
+
+# -- metrics -----------------------------------------------------------------------------
 
 @pytest.mark.rubric("metrics")
 def test_rate_is_per_draft_token_and_length_per_draft():
@@ -259,3 +218,44 @@ def test_steps_bounds_account_for_finished_requests():
 @pytest.mark.parametrize("n", [0, 1])
 def test_fewer_than_two_snapshots_give_an_empty_report(n):
     assert report([snapshot(1.0)] * n) == []
+
+
+@pytest.mark.rubric("metrics")
+@given(series())
+def test_metrics_match_the_simulated_engine(data):
+    snaps, truths = data
+    out = report(snaps)
+    for i, (w, truth) in enumerate(zip(out, truths)):
+        if w["valid"] is not True or truth["restarts"]:
+            continue            # an undetected restart leaves deltas no engine could produce
+        d, per_pos = deltas(snaps[i], snaps[i + 1])
+        where = window_text(snaps, i)
+        assert (float(w["start"]), float(w["end"])) == (snaps[i]["time"], snaps[i + 1]["time"]), (
+            f"{where}\nstart and end are the two snapshot times; got {w}")
+        low = d["emitted"] - d["accepted"]
+        assert steps_of(w) == (low, low + d["finished"]), (
+            f"{where}\nevery step emits its accepted drafts + 1 token except a finished "
+            f"request's last step, which may emit only accepted drafts: steps = "
+            f"({low}, {low + d['finished']}); got {w['steps']}")
+        assert low <= truth["steps"] <= low + d["finished"], (
+            f"{where}\nthe engine ran {truth['steps']} steps: outside the bounds {w['steps']}")
+        if d["drafts"] == 0:
+            assert all(w[k] is None for k in METRICS[:3]), (
+                f"{where}\nno drafts in the window: the three rates are None; got {w}")
+            continue
+        want_rate = d["accepted"] / d["draft_tokens"]
+        want_len = 1 + d["accepted"] / d["drafts"]
+        want_pos = [n / d["drafts"] for n in per_pos]
+        assert approx_equal(w["acceptance_rate"], want_rate), (
+            f"{where}\nacceptance rate = {d['accepted']} accepted / {d['draft_tokens']} draft "
+            f"tokens = {want_rate}; got {w['acceptance_rate']}")
+        assert approx_equal(w["mean_acceptance_length"], want_len), (
+            f"{where}\nmean acceptance length = 1 + {d['accepted']} / {d['drafts']} drafts = "
+            f"{want_len}; got {w['mean_acceptance_length']}")
+        got_pos = w["per_position"]
+        assert got_pos is not None and len(got_pos) == len(want_pos) and all(
+            approx_equal(g, x) for g, x in zip(got_pos, want_pos)), (
+            f"{where}\nper-position rates = accepted at i / {d['drafts']} drafts = {want_pos}; "
+            f"got {got_pos}")
+        assert all(a >= b for a, b in zip(got_pos, got_pos[1:])), (
+            f"{where}\nper-position rates must not increase with i: {got_pos}")

@@ -2,7 +2,7 @@
 
 Two kinds of oracle:
 - exact: ``sampled_row`` replays the prompt's rule in rational arithmetic. Probabilities are
-  multiples of 1/16 and uniforms odd multiples of 2**-21, so no decision is a tie and any
+  multiples of 1/16 and uniforms odd multiples of 2**-7, so no decision is a tie and any
   floating-point implementation of the rule gets the same answer;
 - statistical: with fixed distributions and a fixed seed, the emitted tokens must follow the
   target distribution (chi-square at ALPHA = 1e-6 per check, see stats.py; every check here
@@ -27,7 +27,7 @@ from tests.spec_decode.helpers import sampled_row
 sd = kata_impl("spec_decode")
 
 DEN = 16
-UBITS = 21
+UBITS = 7
 
 
 def call(draft, num, q, p, ua, us) -> list[tuple[int, list[int]]]:
@@ -38,83 +38,7 @@ def call(draft, num, q, p, ua, us) -> list[tuple[int, list[int]]]:
     return [(int(a), [int(t) for t in e]) for a, e in out]
 
 
-# -- exact behaviour ---------------------------------------------------------------------
-
-def dyadic_dist(V: int) -> Any:
-    """A distribution over V tokens, every probability a multiple of 1/16 (zeros likely)."""
-    def split(cuts: list[int]) -> list[int]:
-        edges = [0] + sorted(cuts) + [DEN]
-        return [b - a for a, b in zip(edges, edges[1:])]
-    return st.lists(st.integers(0, DEN), min_size=V - 1, max_size=V - 1).map(split)
-
-
-UNIFORM = st.integers(0, 2 ** (UBITS - 1) - 1).map(lambda k: (2 * k + 1) / 2 ** UBITS)
-DISTS = {v: dyadic_dist(v) for v in range(2, 6)}
-MODES = st.sampled_from(["free", "free", "ngram", "same", "q_zero"])
-
-
-@st.composite
-def sampled_batches(draw: Any) -> dict[str, Any]:
-    K = draw(st.integers(0, 4))
-    B = draw(st.integers(1, 4))
-    V = draw(st.integers(2, 5))
-    q = np.zeros((B, K, V))
-    p = np.zeros((B, K + 1, V))
-    draft = np.zeros((B, K), dtype=np.int64)
-    num = np.zeros(B, dtype=np.int64)
-    ua = np.array(draw(st.lists(UNIFORM, min_size=B * K, max_size=B * K))).reshape(B, K)
-    us = np.array(draw(st.lists(UNIFORM, min_size=B, max_size=B)))
-    dist = DISTS[V]
-    rows = []
-    for b in range(B):
-        n = draw(st.integers(0, K))
-        qs, ps, ds = [], [], []
-        for i in range(n + 1):
-            mode = draw(MODES)
-            pi = draw(dist)
-            if i < n:
-                qi = draw(dist)
-                d = draw(st.integers(0, V - 1))
-                if mode == "ngram":
-                    qi = [DEN if t == d else 0 for t in range(V)]
-                elif mode == "same":
-                    pi = list(qi)
-                elif mode == "q_zero":                  # move q's mass off the draft
-                    qi[(d + 1) % V] += qi[d]
-                    qi[d] = 0
-                qs.append(qi)
-                ds.append(d)
-            ps.append(pi)
-        # Padding that would change the answer if read: one-hot distributions on the last
-        # token, draft ids outside the vocabulary.
-        q[b, :, V - 1] = 1.0
-        p[b, :, V - 1] = 1.0
-        draft[b] = draw(st.sampled_from([-1, V, V - 1]))
-        for i in range(n):
-            q[b, i] = np.array(qs[i]) / DEN
-            draft[b, i] = ds[i]
-        for i in range(n + 1):
-            p[b, i] = np.array(ps[i]) / DEN
-        num[b] = n
-        rows.append((ds, [[Fraction(x, DEN) for x in r] for r in qs],
-                     [[Fraction(x, DEN) for x in r] for r in ps]))
-    return {"draft": draft, "num": num, "q": q, "p": p, "ua": ua, "us": us, "rows": rows}
-
-
-@pytest.mark.rubric("sampled_distribution")
-@given(sampled_batches())
-def test_rejection_sampling_matches_the_exact_rule(batch):
-    out = call(batch["draft"], batch["num"], batch["q"], batch["p"], batch["ua"], batch["us"])
-    for b, (ds, qs, ps) in enumerate(batch["rows"]):
-        ua = [Fraction(float(x)) for x in batch["ua"][b, :len(ds)]]
-        us = Fraction(float(batch["us"][b]))
-        want = sampled_row(ds, qs, ps, ua, us)
-        assert out[b] == want, (
-            f"row {b}: drafts={ds}, q={[[str(x) for x in r] for r in qs]}, "
-            f"p={[[str(x) for x in r] for r in ps]}, u_accept={[float(x) for x in ua]}, "
-            f"u_sample={float(us)}, K={batch['draft'].shape[1]}, V={batch['p'].shape[2]}\n"
-            f"expected (accepted, emitted) = {want}; got {out[b]}")
-
+# -- hand-made cases -------------------------------------------------------------------
 
 @pytest.mark.rubric("sampled_distribution")
 def test_draft_probability_zero_is_accepted_when_the_target_allows_it():
@@ -371,3 +295,130 @@ def test_ngram_drafts_follow_the_target():
     acc = np.bincount([a for a, _ in out], minlength=5)
     check_fit(acc, accepted_closed_form(alpha), "n-gram drafts: number accepted "
               f"(acceptance rates p(d) = {alpha.tolist()})")
+
+
+# -- exact behaviour (last: shrinking a failure takes a few seconds) ----------------------
+
+def dyadic_dist(V: int) -> Any:
+    """A distribution over V tokens, every probability a multiple of 1/16 (zeros likely):
+    free integer weights, rounded to sixteenths by largest remainder."""
+    def to_sixteenths(ws: list[int]) -> list[int]:
+        ws = ws if sum(ws) else [1] * V
+        total = sum(ws)
+        base = [w * DEN // total for w in ws]
+        order = sorted(range(V), key=lambda t: (-(ws[t] * DEN % total), t))
+        for t in order[:DEN - sum(base)]:
+            base[t] += 1
+        return base
+    return st.lists(st.integers(0, 12), min_size=V, max_size=V).map(to_sixteenths)
+
+
+UNIFORM = st.integers(0, 2 ** (UBITS - 1) - 1).map(lambda k: (2 * k + 1) / 2 ** UBITS)
+# Accept uniforms lean towards 1 (what Hypothesis tries first is 0): rejections are common.
+U_ACCEPT = UNIFORM.map(lambda u: 1 - u)
+MODES = st.sampled_from(["free", "free", "ngram", "same", "q_zero"])
+# One verified position: (mode, p weights, q weights, draft pick). A pick below V takes a
+# token from q's support (a draft sampled from q), otherwise any token.
+POSITION = {v: st.tuples(MODES, dyadic_dist(v), dyadic_dist(v), st.integers(0, 2 * v - 1))
+            for v in range(2, 6)}
+PADDING = {v: st.sampled_from([-1, v, v - 1]) for v in range(2, 6)}
+
+
+@st.composite
+def sampled_batches(draw: Any) -> dict[str, Any]:
+    K = 3 - draw(st.integers(0, 3))                   # counted down: K = 0 is rarer
+    B = draw(st.integers(1, 3))
+    V = draw(st.integers(2, 5))
+    q = np.zeros((B, K, V))
+    p = np.zeros((B, K + 1, V))
+    draft = np.zeros((B, K), dtype=np.int64)
+    num = np.zeros(B, dtype=np.int64)
+    ua = np.array(draw(st.lists(U_ACCEPT, min_size=B * K, max_size=B * K))).reshape(B, K)
+    us = np.array(draw(st.lists(UNIFORM, min_size=B, max_size=B)))
+    rows = []
+    for b in range(B):
+        n = K - draw(st.integers(0, K))
+        qs, ps, ds = [], [], []
+        for i in range(n + 1):
+            mode, pi, qi, pick = draw(POSITION[V])
+            if i < n:
+                support = [t for t in range(V) if qi[t] > 0]
+                d = support[pick % len(support)] if pick < V else pick - V
+                if mode == "ngram":
+                    qi = [DEN if t == d else 0 for t in range(V)]
+                elif mode == "same":
+                    pi = list(qi)
+                elif mode == "q_zero":                  # move q's mass off the draft
+                    qi[(d + 1) % V] += qi[d]
+                    qi[d] = 0
+                qs.append(qi)
+                ds.append(d)
+            ps.append(pi)
+        # Padding that would change the answer if read: one-hot distributions on the last
+        # token, draft ids outside the vocabulary.
+        q[b, :, V - 1] = 1.0
+        p[b, :, V - 1] = 1.0
+        draft[b] = draw(PADDING[V])
+        for i in range(n):
+            q[b, i] = np.array(qs[i]) / DEN
+            draft[b, i] = ds[i]
+        for i in range(n + 1):
+            p[b, i] = np.array(ps[i]) / DEN
+        num[b] = n
+        rows.append((ds, [[Fraction(x, DEN) for x in r] for r in qs],
+                     [[Fraction(x, DEN) for x in r] for r in ps]))
+    return {"draft": draft, "num": num, "q": q, "p": p, "ua": ua, "us": us, "rows": rows}
+
+
+def check_exact(batch: dict[str, Any]) -> None:
+    out = call(batch["draft"], batch["num"], batch["q"], batch["p"], batch["ua"], batch["us"])
+    for b, (ds, qs, ps) in enumerate(batch["rows"]):
+        ua = [Fraction(float(x)) for x in batch["ua"][b, :len(ds)]]
+        us = Fraction(float(batch["us"][b]))
+        want = sampled_row(ds, qs, ps, ua, us)
+        assert out[b] == want, (
+            f"row {b}: drafts={ds}, q={[[str(x) for x in r] for r in qs]}, "
+            f"p={[[str(x) for x in r] for r in ps]}, u_accept={[float(x) for x in ua]}, "
+            f"u_sample={float(us)}, K={batch['draft'].shape[1]}, V={batch['p'].shape[2]}\n"
+            f"expected (accepted, emitted) = {want}; got {out[b]}")
+
+
+@pytest.mark.rubric("sampled_distribution")
+@given(sampled_batches())
+def test_rejection_sampling_matches_the_exact_rule(batch):
+    check_exact(batch)
+
+
+@st.composite
+def rejected_rows(draw: Any) -> dict[str, Any]:
+    """Rows of one draft each that are surely rejected (q(d) > p(d), u_accept = 127/128), so
+    every row exercises the residual draw; p == q rows exercise the fallback to p."""
+    V = draw(st.integers(2, 5))
+    B = draw(st.integers(1, 6))
+    q = np.zeros((B, 1, V))
+    p = np.zeros((B, 2, V))
+    draft = np.zeros((B, 1), dtype=np.int64)
+    us = np.array(draw(st.lists(UNIFORM, min_size=B, max_size=B)))
+    rows = []
+    for b in range(B):
+        _, pi, qi, pick = draw(POSITION[V])
+        over = [t for t in range(V) if qi[t] > pi[t]]
+        if over:
+            d = over[pick % len(over)]
+        else:                                   # p == q: reject a token both give 0 mass
+            d = pick % V
+            qi[(d + 1) % V] += qi[d]
+            qi[d] = 0
+            pi = list(qi)
+        q[b, 0], p[b, 0], draft[b, 0] = np.array(qi) / DEN, np.array(pi) / DEN, d
+        p[b, 1, :] = 1.0 / V
+        rows.append(([d], [[Fraction(x, DEN) for x in qi]],
+                     [[Fraction(x, DEN) for x in pi], [Fraction(1, V)] * V]))
+    return {"draft": draft, "num": np.ones(B, dtype=np.int64), "q": q, "p": p,
+            "ua": np.full((B, 1), 127 / 128), "us": us, "rows": rows}
+
+
+@pytest.mark.rubric("sampled_distribution")
+@given(rejected_rows())
+def test_residual_draw_matches_the_exact_rule(batch):
+    check_exact(batch)
