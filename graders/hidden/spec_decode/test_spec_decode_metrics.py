@@ -180,11 +180,13 @@ def test_windows_across_restarts_are_rejected_and_nothing_is_negative(data):
 def test_rate_is_per_draft_token_and_length_per_draft():
     s0 = snapshot(0.0, per_pos=[0, 0, 0, 0])
     s1 = snapshot(1.0, drafts=2, draft_tokens=8, accepted=4, per_pos=[2, 1, 1, 0],
-                  emitted=6, finished=0)
+                  emitted=7, finished=0)       # 2 draft steps (4 + 2 tokens), 1 without drafts
     [w] = report([s0, s1])
     assert approx_equal(w["acceptance_rate"], 0.5), (
         f"4 accepted of 8 draft tokens: 0.5 (not 4 / 2 drafts); got {w}")
-    assert approx_equal(w["mean_acceptance_length"], 3.0), f"1 + 4 / 2 drafts = 3; got {w}"
+    assert approx_equal(w["mean_acceptance_length"], 3.0), (
+        f"1 + 4 / 2 drafts = 3 (not 7 emitted / 2 drafts: a step without drafts emitted one); "
+        f"got {w}")
     assert [float(x) for x in w["per_position"]] == [1.0, 0.5, 0.5, 0.0], (
         f"per position: [2, 1, 1, 0] / 2 drafts (not / 8 draft tokens); got {w}")
 

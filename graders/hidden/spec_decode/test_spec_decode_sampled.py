@@ -100,6 +100,19 @@ def test_bonus_comes_from_the_rows_own_position():
 
 
 @pytest.mark.rubric("sampled_distribution")
+def test_uniform_zero_never_draws_a_token_without_mass():
+    # Row 0: bonus from p = [0, 0, .5, .5]; row 1: rejected, residual [0, .25, 0, .25].
+    q = np.array([[[0.25, 0.25, 0.25, 0.25]], [[0.5, 0.25, 0.25, 0.0]]])
+    p = np.array([[[0.25, 0.25, 0.25, 0.25], [0.0, 0.0, 0.5, 0.5]],
+                  [[0.25, 0.5, 0.0, 0.25], [1.0, 0.0, 0.0, 0.0]]])
+    out = call([[1], [2]], [1, 1], q, p, [[0.5], [0.0]], [0.0, 0.0])
+    assert out == [(1, [1, 2]), (0, [1])], (
+        "u_sample = 0 draws the first token with mass (u * S < C[t] is strict): row 0's bonus "
+        "from [0, 0, .5, .5] is 2; row 1 rejects draft 2 (p(2) = 0) and its residual "
+        f"[0, .25, 0, .25] gives 1: expected [(1, [1, 2]), (0, [1])], got {out}")
+
+
+@pytest.mark.rubric("sampled_distribution")
 def test_k_zero_draws_from_the_target():
     p = np.array([[[0.25, 0.25, 0.5]], [[1.0, 0.0, 0.0]]])
     out = call(np.zeros((2, 0), dtype=np.int64), [0, 0], np.zeros((2, 0, 3)), p,
