@@ -37,7 +37,8 @@ def baseline_mask(logits: np.ndarray, temperature: np.ndarray, top_p: np.ndarray
     keep_sorted = (mass - sorted_probs) < top_p[:, None].astype(np.float32)
     keep = np.empty_like(keep_sorted)
     np.put_along_axis(keep, order, keep_sorted, axis=1)
-    return keep
+    out: np.ndarray = keep
+    return out
 
 
 def bf16_round(x: np.ndarray) -> np.ndarray:
