@@ -10,8 +10,8 @@ set's mass for p - 1e-6; a CDF step for u): float64 rounding over 128K terms is 
 1e-11, so any float64 implementation of the prompt gets these cases right.
 
 Statistical tests use fixed seeds and Pearson's chi-square at a false-alarm rate of 1e-6
-each (three such tests: under 3e-6 that a correct sampler would be flagged, were the
-seeds drawn at random; with the seeds fixed the verdict never changes).
+each (three here and one public: under 4e-6 in all that a correct sampler would be flagged,
+were the seeds drawn at random; with the seeds fixed the verdict never changes).
 """
 
 from __future__ import annotations
@@ -275,6 +275,12 @@ def test_greedy_on_128k_bf16_rows_returns_the_lowest_tied_maximum():
     want = h.model_mask(x, t, p)[:2]
     h.check_mask(np.asarray(tp.kept_mask(x, t, p))[:2], want, x[:2], t[:2], p[:2],
                  what="T = 0 keeps the tied maxima: ")
+    rev = np.ascontiguousarray(x[:2, ::-1])          # reversed vocabulary: id i -> V - 1 - i
+    got = np.asarray(tp.sample(rev, t[:2], p[:2], u=u[:2]))
+    assert got.tolist() == [V - 1 - 131071, V - 1 - 10], (
+        f"vocabulary reversed: the tied maxima move to ids {[V - 1 - i for i in (131071, 17, 65536)]}"
+        f" and {[V - 1 - 9, V - 1 - 10]}; T = 0 must return the lowest of each, "
+        f"{[V - 1 - 131071, V - 1 - 10]}, got {got.tolist()}")
 
 
 @pytest.mark.rubric("greedy")
