@@ -576,15 +576,20 @@ def _inputs(rng, rows, vocab, scale):
 @pytest.mark.rubric("vectorised")
 @pytest.mark.parametrize("fn", ["kept_mask", "sample"])
 def test_python_steps_do_not_grow_with_rows(fn):
+    """A Python loop over rows costs at least one step (a line event) per row, so 124 more
+    rows add at least 124 steps; numpy work over the batch adds none. A fixed number of
+    steps that varies a little with the data (a branch, a few more bisection rounds) stays
+    well under that."""
     rng = np.random.default_rng(67)
     steps = {}
-    for rows in (4, 64):
+    for rows in (4, 128):
         x, t, p, u, k = _inputs(rng, rows, 512, 2.0)
         extra = {"u": u} if fn == "sample" else {}
         steps[rows] = h.python_steps(tp, fn, x, t, p, top_k=k, **extra)
-    assert steps[64] <= 2 * steps[4] + 50, (
+    assert steps[128] - steps[4] < 124, (
         f"{fn} ran {steps[4]} Python steps (calls and lines in the submission) for 4 rows "
-        f"and {steps[64]} for 64 rows of 512 tokens: a Python loop over rows")
+        f"and {steps[128]} for 128 rows of 512 tokens: a Python loop over rows (a "
+        "comprehension or generator over rows counts too, validation included)")
 
 
 @pytest.mark.rubric("vectorised")
@@ -597,6 +602,6 @@ def test_python_steps_do_not_grow_with_the_vocabulary(fn):
         t, p, u, k = arr(1.0, 1.0), arr(0.95, 0.99), arr(0.3, 0.9), ints(0, vocab // 2)
         extra = {"u": u} if fn == "sample" else {}
         steps[vocab] = h.python_steps(tp, fn, x, t, p, top_k=k, **extra)
-    assert steps[16384] <= 2 * steps[512] + 50, (
+    assert steps[16384] - steps[512] < 1000, (
         f"{fn} ran {steps[512]} Python steps for 512 tokens and {steps[16384]} for 16384: "
         "a Python loop over tokens")
