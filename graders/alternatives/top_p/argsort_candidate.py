@@ -1,7 +1,8 @@
 """Independent correct solution in the style most candidates reach: argsort, cumsum, then
 extend the cut to the tied values.
 
-Written by the kata's author from the prompt and stub only. It differs from the reference
+Written by the kata's author working from the prompt and stub (no separate helper could be
+started, so not blind: the author also wrote the reference). It differs from the reference
 in the ways the tests must allow: an (unstable) argsort of indices instead of a sort of
 values, probabilities normalized before the cumsum (compared with p - 1e-6 directly), top-k
 taken by position and then widened to ties by value, explicit branches for T = 0 and

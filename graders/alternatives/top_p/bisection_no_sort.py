@@ -1,6 +1,7 @@
 """Independent correct solution: no sort at all; the cut is found by bisection on bit patterns.
 
-Written by the kata's author from the prompt and stub only, to differ from the reference in
+Written by the kata's author working from the prompt and stub (no separate helper could be
+started, so not blind: the author also wrote the reference), to differ from the reference in
 every step: the logits are mapped to order-preserving int64 keys, and for each row a vectorised
 bisection (64 rounds, every row at once) finds the largest key c whose set "keys >= c" still
 reaches the mass. Masses are masked float64 sums, probabilities are normalized first, top-k is
