@@ -257,10 +257,28 @@ def chi_square_pvalue(counts: np.ndarray, probs: np.ndarray, min_expected: float
 
 
 # ---------------------------------------------------------------- vectorisation
+def check_plausible(fn_name: str, result: Any, logits: np.ndarray) -> None:
+    """The minimum a counted call must return to earn the vectorised item: a (B, V) bool
+    mask that keeps some finite tokens and no -inf one, or (B,) ids of finite tokens."""
+    got = np.asarray(result)
+    rows, vocab = logits.shape
+    if fn_name == "kept_mask":
+        assert got.shape == (rows, vocab) and got.dtype == np.bool_, (
+            f"kept_mask must return a ({rows}, {vocab}) bool array, got {got.shape} {got.dtype}")
+        assert got.any(), "kept_mask kept nothing at all"
+        assert np.isfinite(logits[got]).all(), "kept_mask kept a -inf token"
+    else:
+        assert got.shape == (rows,) and got.dtype.kind in "iu", (
+            f"sample must return ({rows},) integer ids, got {got.shape} {got.dtype}")
+        assert ((got >= 0) & (got < vocab)).all(), f"token ids out of range: {got}"
+        assert np.isfinite(logits[np.arange(rows), got]).all(), "sample returned a -inf token"
+
+
 def python_steps(module: Any, fn_name: str, *args: Any, **kwargs: Any) -> int:
     """Python-level steps (function calls and line events) that ``module.fn_name(...)``
     executes in the submission's own source files. A loop over rows or tokens in Python
-    adds steps per iteration; numpy work adds none."""
+    adds steps per iteration; numpy work adds none. The call's answer must be plausible
+    (``check_plausible``): trivial answers do not earn the vectorised item."""
     fn: Callable[..., Any] = getattr(module, fn_name)
     files = {inspect.getsourcefile(fn) or ""}
     mod = sys.modules.get(getattr(fn, "__module__", "") or "")
@@ -301,7 +319,8 @@ def python_steps(module: Any, fn_name: str, *args: Any, **kwargs: Any) -> int:
     old = sys.gettrace()
     sys.settrace(global_)
     try:
-        fn(*args, **kwargs)
+        result = fn(*args, **kwargs)
     finally:
         sys.settrace(old)
+    check_plausible(fn_name, result, np.asarray(args[0]))
     return steps
