@@ -172,7 +172,7 @@ def test_grade_cli_writes_reports_and_is_deterministic(tmp_path: Path) -> None:
         proc = subprocess.run(
             [sys.executable, "-m", "graders.grade", KATA, "--impl",
              str(catalog.MUTANTS_DIR / KATA / "lru_by_insertion.py"), "--out", str(out),
-             "--seed", "7"],
+             "--seed", "7", "--rubric", "eviction"],
             cwd=catalog.ROOT, capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr
         data = check_results_json(out / "results.json")
@@ -195,7 +195,7 @@ BAD_CASES = {
     "missing_class": "defines no 'RadixCache'",
     "infinite_loop": "Timeout",
     "ignores_alarm": "timed out",
-    "recursion_bomb": "",
+    "recursion_bomb": "died of SIGSEGV",
     "sys_exit": "SystemExit",
     "os_exit": "exited with code 0",
     "exit_at_import": "called exit(3)",
@@ -206,7 +206,7 @@ BAD_CASES = {
 @pytest.mark.parametrize("case", sorted(BAD_CASES))
 def test_bad_submission_fails_cleanly(case: str, tmp_path: Path) -> None:
     """The grader finishes, writes valid reports, and fails each test with a clear message."""
-    g = grade.run(KATA, str(BAD / f"{case}.py"), include_hidden=False,
+    g = grade.run(KATA, str(BAD / f"{case}.py"), include_hidden=False, rubric="prefix_match",
                   per_test_timeout=1.0, grace=2.0, total_timeout=120)
     grade.write_reports(g, tmp_path)
     data = check_results_json(tmp_path / "results.json")
