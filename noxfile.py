@@ -188,5 +188,6 @@ def tests(session: nox.Session) -> None:
                                            "interview", "bundle")]
     session.run(python, "-m", "mypy", "--strict", "solutions", "katas", *harness,
                 external=True, env=_env())
-    session.run(python, "-m", "pytest", "selftest", "-q", *session.posargs,
-                external=True, env=_env())
+    # two workers: most of the time goes to child processes (graders, sandboxes)
+    session.run(python, "-m", "pytest", "selftest", "-q", "-n", "2", "--dist", "loadgroup",
+                *session.posargs, external=True, env=_env())

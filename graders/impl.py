@@ -186,6 +186,26 @@ class KataImpl:
         return f"<implementation of kata {object.__getattribute__(self, '_name')!r} ({_impl_spec})>"
 
 
+def run_support(kata: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call ``fn`` (a module-level function of graders.support) in the implementation's
+    process: here when testing in-process, inside the sandboxed worker when isolated.
+
+    Use it for drivers that must live next to the implementation (a server and its
+    clients on one loopback, a leak check on the real object). The driver returns plain
+    data; the test keeps every expectation and assertion on its own side. Arguments are
+    plain data, objects the implementation returned, or the implementation's own classes
+    and functions (``m.StreamServer``).
+    """
+    module = getattr(fn, "__module__", "") or ""
+    if not module.startswith("graders.support."):
+        raise ValueError(f"run_support takes a graders.support function, not {fn!r}")
+    if not _isolate:
+        return fn(*args, **kwargs)
+    remote = _remote(kata)
+    session = object.__getattribute__(remote, "_session")
+    return session.support_call(module, fn.__name__, args, kwargs)
+
+
 def kata_impl(name: str) -> Any:
     """The implementation under test for kata ``name`` (see the module docstring)."""
     if not (catalog.KATAS_DIR / name).is_dir():

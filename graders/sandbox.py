@@ -138,6 +138,19 @@ def _build_root(libc: Any, new_root: str, scratch: str) -> None:
     os.chdir(scratch)
 
 
+def _loopback_up() -> None:
+    """Bring up the private namespace's own loopback, so that a kata can serve and connect
+    on 127.0.0.1 inside the worker; nothing outside the namespace is reachable."""
+    import fcntl
+    import socket
+    import struct
+
+    iff_up, iff_loopback, iff_running, siocsifflags = 0x1, 0x8, 0x40, 0x8914
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        ifreq = struct.pack("16sH14s", b"lo", iff_up | iff_loopback | iff_running, b"\0" * 14)
+        fcntl.ioctl(sock, siocsifflags, ifreq)
+
+
 def _preexec(uid: int | None, namespaces: bool, new_root: str | None, scratch: str | None,
              limits: Limits) -> Any:
     def run() -> None:
@@ -148,6 +161,7 @@ def _preexec(uid: int | None, namespaces: bool, new_root: str | None, scratch: s
                 os._exit(97)
             if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
                 os._exit(98)
+            _loopback_up()
             _build_root(libc, new_root, scratch)
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
@@ -277,7 +291,7 @@ class Worker:
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         env = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8",
-               "PYTHONHASHSEED": "0", "PYTHONPATH": str(self.scratch / "_support"),
+               "PYTHONHASHSEED": "0",
                "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
         for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
             if key in os.environ:
@@ -292,7 +306,6 @@ class Worker:
                                     str(self.scratch), limits))
         os.close(req_r)
         os.close(rep_w)
-        # the worker needs PYTHONPATH for graders.support only: -E ignores it, so pass it in
         self.requests: BinaryIO = os.fdopen(req_w, "wb")
         self.replies: BinaryIO = os.fdopen(rep_r, "rb")
         self.dead: str | None = None
@@ -426,6 +439,14 @@ class Session:
         if not isinstance(err, dict):
             raise SubmissionError("the worker sent an invalid reply")
         raise self._exception(err)
+
+    def support_call(self, module: str, name: str, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> Any:
+        """Run a driver from graders.support inside the worker (for katas whose tests
+        need the implementation's own process, e.g. a server on the worker's loopback)."""
+        return self.call({"op": "support_call", "module": module, "name": name,
+                          "args": [_encode_arg(a) for a in args],
+                          "kwargs": {k: _encode_arg(v) for k, v in kwargs.items()}})
 
     def _exception(self, err: dict[str, Any]) -> BaseException:
         name, builtin = str(err.get("type", "")), str(err.get("builtin", ""))

@@ -52,6 +52,7 @@ def test_the_suite_has_every_attack() -> None:
     assert len(CASES) >= 15
 
 
+@pytest.mark.xdist_group("hostile")  # one fixed loopback port, shared trace paths
 @pytest.mark.parametrize(("kata", "name"), CASES)
 def test_hostile_submission_gains_nothing(kata: str, name: str, tmp_path: Path) -> None:
     path = HOSTILE / kata / f"{name}.py"
