@@ -1,0 +1,97 @@
+"""Reference solution for stream_detok: a streaming detokenizer with stop strings.
+
+Two small pieces of state make every push cost O(new bytes) (times the stop strings'
+total length, a constant): the standard incremental UTF-8 decoder keeps an incomplete
+character's bytes, and ``_held`` keeps the decoded text not yet sent, which is never
+longer than the longest stop string. No text before ``_held`` can ever matter again.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Sequence
+
+
+class StreamDetokenizer:
+    """Bytes in, safe text out, stopping at the first stop string."""
+
+    def __init__(self, vocab: Sequence[bytes], stop: Sequence[str] = (),
+                 include_stop: bool = False) -> None:
+        stops = list(stop)
+        for s in stops:
+            if not isinstance(s, str):
+                raise TypeError(f"stop strings must be str, got {s!r}")
+            if not s:
+                raise ValueError("a stop string must not be empty")
+        for i, token in enumerate(vocab):
+            if not isinstance(token, (bytes, bytearray)):
+                raise TypeError(f"vocab[{i}] must be bytes, got {token!r}")
+        self._vocab = [bytes(t) for t in vocab]
+        self._stops = stops
+        self._include = bool(include_stop)
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._held = ""                      # decoded, not yet sent, no stop inside
+        self._matched: str | None = None
+        self._finished = False
+
+    @property
+    def stopped(self) -> bool:
+        return self._matched is not None
+
+    @property
+    def matched_stop(self) -> str | None:
+        return self._matched
+
+    def push(self, token_ids: Sequence[int]) -> str:
+        if self._finished:
+            raise RuntimeError("push after finish")
+        ids = list(token_ids)
+        n = len(self._vocab)
+        for t in ids:
+            if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < n:
+                raise ValueError(f"token id {t!r} is not in range({n})")
+        if self._matched is not None:
+            return ""
+        text = self._decoder.decode(b"".join(self._vocab[t] for t in ids))
+        return self._advance(text, final=False)
+
+    def finish(self) -> str:
+        if self._finished:
+            raise RuntimeError("finish called twice")
+        self._finished = True
+        if self._matched is not None:
+            return ""
+        return self._advance(self._decoder.decode(b"", final=True), final=True)
+
+    def _advance(self, text: str, final: bool) -> str:
+        """Append ``text`` to the held text; return what becomes safe to send."""
+        window = self._held + text
+        held = len(self._held)
+        # The first stop to complete: earliest end, then earliest start. Any occurrence
+        # must end inside the new text (the held text contains no whole stop).
+        best: tuple[int, int, str] | None = None
+        for s in self._stops:
+            start = window.find(s, max(0, held - len(s) + 1))
+            if start >= 0:
+                key = (start + len(s), start, s)
+                if best is None or key[:2] < best[:2]:
+                    best = key
+        if best is not None:
+            end, start, s = best
+            self._matched = s
+            self._held = ""
+            return window[:end] if self._include else window[:start]
+        keep = 0 if (final or self._include) else self._longest_stop_prefix_suffix(window)
+        cut = len(window) - keep
+        self._held = window[cut:]
+        return window[:cut]
+
+    def _longest_stop_prefix_suffix(self, window: str) -> int:
+        """Length of the longest end of ``window`` that is a proper prefix of a stop."""
+        best = 0
+        for s in self._stops:
+            for k in range(min(len(s) - 1, len(window)), best, -1):
+                if window.endswith(s[:k]):
+                    best = k
+                    break
+        return best
