@@ -30,7 +30,9 @@ class StreamDetokenizer:
         self._stops = stops
         self._include = bool(include_stop)
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._held = ""                      # decoded, not yet sent, no stop inside
+        self._longest = max((len(s) for s in stops), default=0)
+        self._tail = ""    # the last len(longest stop) - 1 decoded characters, sent or not
+        self._held = ""    # the end of _tail not sent yet
         self._matched: str | None = None
         self._finished = False
 
@@ -64,27 +66,27 @@ class StreamDetokenizer:
         return self._advance(self._decoder.decode(b"", final=True), final=True)
 
     def _advance(self, text: str, final: bool) -> str:
-        """Append ``text`` to the held text; return what becomes safe to send."""
-        window = self._held + text
-        held = len(self._held)
-        # The first stop to complete: earliest end, then earliest start. Any occurrence
-        # must end inside the new text (the held text contains no whole stop).
+        """Append decoded ``text``; return what becomes safe to send."""
+        window = self._tail + text
+        old = len(self._tail)
+        sent = old - len(self._held)  # window[:sent] has gone to the client already
+        # The first stop to complete: earliest end, then earliest start. It ends inside the
+        # new text (none is complete in the tail) but may start in the tail, even in its
+        # sent part when include_stop holds nothing back.
         best: tuple[int, int, str] | None = None
         for s in self._stops:
-            start = window.find(s, max(0, held - len(s) + 1))
-            if start >= 0:
-                key = (start + len(s), start, s)
-                if best is None or key[:2] < best[:2]:
-                    best = key
+            start = window.find(s, max(0, old - len(s) + 1))
+            if start >= 0 and (best is None or (start + len(s), start) < best[:2]):
+                best = (start + len(s), start, s)
         if best is not None:
-            end, start, s = best
-            self._matched = s
-            self._held = ""
-            return window[:end] if self._include else window[:start]
+            end, start, self._matched = best
+            self._tail = self._held = ""
+            return window[sent:end] if self._include else window[sent:max(sent, start)]
         keep = 0 if (final or self._include) else self._longest_stop_prefix_suffix(window)
         cut = len(window) - keep
         self._held = window[cut:]
-        return window[:cut]
+        self._tail = window[-(self._longest - 1):] if self._longest > 1 else ""
+        return window[sent:cut]
 
     def _longest_stop_prefix_suffix(self, window: str) -> int:
         """Length of the longest end of ``window`` that is a proper prefix of a stop."""
