@@ -1,9 +1,9 @@
 """Reference solution for stream_detok: a streaming detokenizer with stop strings.
 
-Two small pieces of state make every push cost O(new bytes) (times the stop strings'
-total length, a constant): the standard incremental UTF-8 decoder keeps an incomplete
-character's bytes, and ``_held`` keeps the decoded text not yet sent, which is never
-longer than the longest stop string. No text before ``_held`` can ever matter again.
+Small state makes every push cost O(new bytes) (times the stop strings' total length, a
+constant): the standard incremental UTF-8 decoder keeps an incomplete character's bytes;
+``_tail`` keeps the last ``len(longest stop) - 1`` decoded characters, the only old text a
+new stop can start in; ``_held`` is the end of it not yet sent. Nothing older matters.
 """
 
 from __future__ import annotations
