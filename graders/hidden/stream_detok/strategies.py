@@ -50,7 +50,7 @@ def stop_lists(draw: st.DrawFn, text: str, min_size: int = 1) -> list[str]:
             j = draw(st.integers(i + 1, min(len(text), i + 5)))
             stops.append(text[i:j])
         else:
-            stops.append(draw(texts(max_size=4)).strip("\x00") or "a")
+            stops.append(draw(st.text(alphabet=st.sampled_from(CHARS), min_size=1, max_size=4)))
     for _ in range(draw(st.integers(0, 3))):
         s = draw(st.sampled_from(stops))
         c = draw(st.sampled_from(CHARS))
@@ -131,4 +131,28 @@ def bpe_cases(draw: st.DrawFn, with_stops: bool = True) -> Case:
     text = b"".join(vocab[i] for i in ids).decode("utf-8", errors="replace")
     stops = draw(stop_lists(text)) if with_stops else []
     groups = draw(groupings(ids))
+    return Case(vocab, ids, groups, stops, draw(st.booleans()))
+
+
+@st.composite
+def nested_stop_cases(draw: st.DrawFn) -> Case:
+    """A stop with another stop inside it (as a prefix, a suffix or strictly inside),
+    planted in the text, so the first to complete is not the first to start; pushes are
+    often large, so both complete within one push."""
+    small = ["a", "b", "c", "€", "中"]
+    outer = draw(st.text(alphabet=st.sampled_from(small), min_size=2, max_size=5))
+    i = draw(st.integers(0, len(outer) - 1))
+    j = draw(st.integers(i + 1, len(outer)))
+    inner = outer[i:j] if (i, j) != (0, len(outer)) else outer[:-1]
+    others = draw(st.lists(st.text(alphabet=st.sampled_from(small), min_size=1, max_size=3),
+                           max_size=2))
+    stops = draw(st.permutations([outer, inner, *others]))
+    before = draw(st.text(alphabet=st.sampled_from(small), max_size=6))
+    after = draw(st.text(alphabet=st.sampled_from(small), max_size=4))
+    data = (before + outer + after).encode("utf-8")
+    vocab, ids = draw(tokenize(data))
+    if draw(st.booleans()):
+        groups = [ids]
+    else:
+        groups = draw(groupings(ids))
     return Case(vocab, ids, groups, stops, draw(st.booleans()))

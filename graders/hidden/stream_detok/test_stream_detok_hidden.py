@@ -37,22 +37,6 @@ def all_splits(data: bytes):
 # -- utf8_incremental ------------------------------------------------------------------
 
 @pytest.mark.rubric("utf8_incremental")
-@given(case=S.cases(with_stops=False))
-def test_text_without_stops_is_every_complete_character(case):
-    trace = run_case(case)
-    helpers.check_holdback(trace)
-    helpers.check_equals_whole(trace)
-
-
-@pytest.mark.rubric("utf8_incremental")
-@given(case=S.bpe_cases(with_stops=False))
-def test_random_bpe_ids_decode_like_the_whole_output(case):
-    trace = run_case(case)
-    helpers.check_holdback(trace)
-    helpers.check_equals_whole(trace)
-
-
-@pytest.mark.rubric("utf8_incremental")
 @pytest.mark.parametrize("raw", [
     "é€".encode(), "🙂a".encode(), "a中b".encode(), b"\xe2\x82a\xac", b"\xf0\x9f\x99\xff",
     b"\xed\xa0\x80a", b"\xc3\xc3\xa9", b"\xf4\x90\x80\x80", b"\xe0\x80\xaf",
@@ -101,13 +85,22 @@ def test_agrees_with_tokenizers_decode_stream():
         assert ours == tok.decode(ids) == sample
 
 
+@pytest.mark.rubric("utf8_incremental")
+@given(case=S.cases(with_stops=False))
+def test_text_without_stops_is_every_complete_character(case):
+    trace = run_case(case)
+    helpers.check_holdback(trace)
+    helpers.check_equals_whole(trace)
+
+
+@pytest.mark.rubric("utf8_incremental")
+@given(case=S.bpe_cases(with_stops=False))
+def test_random_bpe_ids_decode_like_the_whole_output(case):
+    trace = run_case(case)
+    helpers.check_holdback(trace)
+    helpers.check_equals_whole(trace)
+
 # -- stop_across_tokens ----------------------------------------------------------------
-
-@pytest.mark.rubric("stop_across_tokens")
-@given(case=S.cases(plant_stop=True, bad_bytes=False))
-def test_planted_stop_split_anywhere_is_cut(case):
-    helpers.check_equals_whole(run_case(case))
-
 
 @pytest.mark.rubric("stop_across_tokens")
 @pytest.mark.parametrize("text,stops", [
@@ -135,18 +128,17 @@ def test_stop_longer_than_any_token_across_many_pushes():
 
 
 @pytest.mark.rubric("stop_across_tokens")
+@given(case=S.cases(plant_stop=True, bad_bytes=False))
+def test_planted_stop_split_anywhere_is_cut(case):
+    helpers.check_equals_whole(run_case(case))
+
+
+@pytest.mark.rubric("stop_across_tokens")
 @given(case=S.bpe_cases())
 def test_random_bpe_ids_with_stops(case):
     helpers.check_equals_whole(run_case(case))
 
-
 # -- minimal_holdback ------------------------------------------------------------------
-
-@pytest.mark.rubric("minimal_holdback")
-@given(case=S.cases())
-def test_after_every_push_exactly_the_safe_text_is_sent(case):
-    helpers.check_holdback(run_case(case))
-
 
 @pytest.mark.rubric("minimal_holdback")
 @pytest.mark.parametrize("text,stops,sent", [
@@ -165,6 +157,12 @@ def test_hold_back_the_longest_stop_prefix(text, stops, sent):
 
 
 @pytest.mark.rubric("minimal_holdback")
+@given(case=S.cases())
+def test_after_every_push_exactly_the_safe_text_is_sent(case):
+    helpers.check_holdback(run_case(case))
+
+
+@pytest.mark.rubric("minimal_holdback")
 @given(case=S.cases(include=True))
 def test_include_stop_holds_back_only_unfinished_characters(case):
     helpers.check_holdback(run_case(case))
@@ -175,16 +173,7 @@ def test_include_stop_holds_back_only_unfinished_characters(case):
 def test_bpe_holdback(case):
     helpers.check_holdback(run_case(case))
 
-
 # -- earliest_stop ---------------------------------------------------------------------
-
-@pytest.mark.rubric("earliest_stop")
-@given(case=S.cases(plant_stop=True, bad_bytes=False,
-                    text=S.texts(max_size=16, chars=["a", "b", "c", "€"])))
-def test_first_to_complete_wins_in_any_grouping(case):
-    trace = run_case(case)
-    helpers.check_equals_whole(trace)
-
 
 @pytest.mark.rubric("earliest_stop")
 @pytest.mark.parametrize("text,stops,include,out,matched", [
@@ -209,28 +198,20 @@ def test_which_stop_wins(text, stops, include, out, matched):
         assert d.stopped
 
 
-# -- stream_equals_whole ---------------------------------------------------------------
-
-@pytest.mark.rubric("stream_equals_whole")
-@given(case=S.cases())
-def test_stream_equals_whole_output(case):
+@pytest.mark.rubric("earliest_stop")
+@given(case=S.nested_stop_cases())
+def test_nested_stops_first_to_complete_wins(case):
     helpers.check_equals_whole(run_case(case))
 
 
-@pytest.mark.rubric("stream_equals_whole")
-@given(case=S.cases(plant_stop=True, bad_bytes=False), extra=st.lists(st.integers(0, 2), max_size=3))
-def test_nothing_after_a_stop(case, extra):
-    d = sd.StreamDetokenizer(case.vocab, case.stops, case.include)
-    got = "".join(d.push(g) for g in case.groups)
-    assert d.stopped, f"a stop was planted in {case!r}"
-    for e in extra:
-        after = d.push([e % len(case.vocab)])
-        assert after == "", f"push after the stop returned {after!r}; {case!r}"
-    tail = d.finish()
-    assert tail == "", f"finish after the stop returned {tail!r}; {case!r}"
-    want, _ = helpers.reference(case.vocab, case.ids, case.stops, case.include)
-    assert got == want, f"got {got!r}, expected {want!r}; {case!r}"
+@pytest.mark.rubric("earliest_stop")
+@given(case=S.cases(plant_stop=True, bad_bytes=False,
+                    text=S.texts(max_size=16, chars=["a", "b", "c", "€"])))
+def test_first_to_complete_wins_in_any_grouping(case):
+    trace = run_case(case)
+    helpers.check_equals_whole(trace)
 
+# -- stream_equals_whole ---------------------------------------------------------------
 
 @pytest.mark.rubric("stream_equals_whole")
 def test_stop_completed_by_the_finish_flush():
@@ -262,6 +243,27 @@ def test_long_bpe_stream_with_chat_stops():
         for include in (False, True):
             groups = [ids[i:i + 3] for i in range(0, len(ids), 3)]
             helpers.check_equals_whole(helpers.run(sd, vocab, groups, stops, include))
+
+
+@pytest.mark.rubric("stream_equals_whole")
+@given(case=S.cases())
+def test_stream_equals_whole_output(case):
+    helpers.check_equals_whole(run_case(case))
+
+
+@pytest.mark.rubric("stream_equals_whole")
+@given(case=S.cases(plant_stop=True, bad_bytes=False), extra=st.lists(st.integers(0, 2), max_size=3))
+def test_nothing_after_a_stop(case, extra):
+    d = sd.StreamDetokenizer(case.vocab, case.stops, case.include)
+    got = "".join(d.push(g) for g in case.groups)
+    assert d.stopped, f"a stop was planted in {case!r}"
+    for e in extra:
+        after = d.push([e % len(case.vocab)])
+        assert after == "", f"push after the stop returned {after!r}; {case!r}"
+    tail = d.finish()
+    assert tail == "", f"finish after the stop returned {tail!r}; {case!r}"
+    want, _ = helpers.reference(case.vocab, case.ids, case.stops, case.include)
+    assert got == want, f"got {got!r}, expected {want!r}; {case!r}"
 
 
 class StreamMachine(RuleBasedStateMachine):
@@ -319,6 +321,24 @@ TestStreamMachine = pytest.mark.rubric("stream_equals_whole")(StreamMachine.Test
 # -- errors ----------------------------------------------------------------------------
 
 @pytest.mark.rubric("errors")
+@pytest.mark.parametrize("stops", [[""], ["</s>", ""], ["", "a"]])
+def test_empty_stop_rejected(stops):
+    with pytest.raises(ValueError):
+        sd.StreamDetokenizer([b"a"], stops)
+
+
+@pytest.mark.rubric("errors")
+def test_calls_after_finish_raise_even_after_a_stop():
+    d = sd.StreamDetokenizer([b"a", b"b"], ["b"])
+    assert d.push([0, 1]) == "a"
+    assert d.finish() == ""
+    with pytest.raises(RuntimeError):
+        d.push([0])
+    with pytest.raises(RuntimeError):
+        d.finish()
+
+
+@pytest.mark.rubric("errors")
 @given(case=S.cases(), where=st.integers(0, 50), bad=st.sampled_from([-1, -2, 0, 10**6]),
        pos=st.integers(0, 5))
 def test_bad_push_changes_nothing(case, where, bad, pos):
@@ -336,25 +356,6 @@ def test_bad_push_changes_nothing(case, where, bad, pos):
     assert out == want, (
         f"push({poisoned}) raised but changed the stream: got {out!r}, expected {want!r}; "
         f"{case!r}")
-
-
-@pytest.mark.rubric("errors")
-@pytest.mark.parametrize("stops", [[""], ["</s>", ""], ["", "a"]])
-def test_empty_stop_rejected(stops):
-    with pytest.raises(ValueError):
-        sd.StreamDetokenizer([b"a"], stops)
-
-
-@pytest.mark.rubric("errors")
-def test_calls_after_finish_raise_even_after_a_stop():
-    d = sd.StreamDetokenizer([b"a", b"b"], ["b"])
-    assert d.push([0, 1]) == "a"
-    assert d.finish() == ""
-    with pytest.raises(RuntimeError):
-        d.push([0])
-    with pytest.raises(RuntimeError):
-        d.finish()
-
 
 # -- linear_time -----------------------------------------------------------------------
 
