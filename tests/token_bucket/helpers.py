@@ -3,10 +3,12 @@ tolerances the prompt states, and the runner for the candidate's own bound test.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
 import sys
+import tempfile
 from fractions import Fraction
 from pathlib import Path
 
@@ -107,28 +109,69 @@ def bound_test_file() -> Path:
     return found.parent / BOUND_TEST_FILE
 
 
-def run_bound_test(test_file: Path, impl_spec: str, profile: str) -> tuple[int, str]:
-    """Run ``test_file`` with pytest in a subprocess against ``impl_spec``.
+class BoundRun:
+    """The outcome of one run of a bound test file."""
 
-    Returns pytest's exit code (0 passed, 1 some test failed, 2+ could not run, 5 no
-    tests) and its output.
-    """
+    def __init__(self, rc: int, output: str, outcomes: dict[str, str]) -> None:
+        self.rc, self.output, self.outcomes = rc, output, outcomes
+
+    @property
+    def stub(self) -> bool:
+        return "not implemented yet" in self.output
+
+    @property
+    def passed(self) -> bool:
+        """Every collected test passed (and there was at least one)."""
+        return (self.rc == 0 and bool(self.outcomes)
+                and all(o in ("passed", "skipped") for o in self.outcomes.values())
+                and any(o == "passed" for o in self.outcomes.values()))
+
+    @property
+    def caught(self) -> bool:
+        """At least one test ran and failed (not a collection or usage error)."""
+        return self.rc == 1 and any(o == "failed" for o in self.outcomes.values())
+
+    def summary(self) -> str:
+        counts: dict[str, int] = {}
+        for o in self.outcomes.values():
+            counts[o] = counts.get(o, 0) + 1
+        got = ", ".join(f"{n} {o}" for o, n in sorted(counts.items())) or "no test ran"
+        return f"pytest exit code {self.rc}; {got}"
+
+
+def run_bound_test(test_file: Path, impl_spec: str, profile: str,
+                   plugins: list[str] | None = None) -> BoundRun:
+    """Run ``test_file`` with pytest in a subprocess against ``impl_spec``."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST_", "COV_", "HYPOTHESIS_"))}
+           if not k.startswith(("PYTEST_", "COV_", "HYPOTHESIS_", "KATA_"))}
     env["PYTHONPATH"] = str(catalog.ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env["KATA_HYPOTHESIS_PROFILE"] = profile
     env["HF_HUB_OFFLINE"] = "1"
-    cmd = [sys.executable, "-m", "pytest", str(test_file), "--impl", impl_spec,
-           "-c", str(catalog.ROOT / "pyproject.toml"), "--rootdir", str(catalog.ROOT),
-           "--hypothesis-profile", profile, "--import-mode=importlib",
-           "-q", "-x", "--no-header", "--no-rubric-summary"]
-    try:
-        done = subprocess.run(cmd, cwd=catalog.ROOT, env=env, capture_output=True, text=True,
-                              timeout=BOUND_TEST_TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or "") if isinstance(exc.stdout, str) else ""
-        return -1, f"timed out after {BOUND_TEST_TIMEOUT_S} s\n{out[-3000:]}"
-    return done.returncode, (done.stdout + done.stderr)
+    with tempfile.TemporaryDirectory(prefix="bound-test-") as tmp:
+        progress = Path(tmp) / "progress.jsonl"
+        cmd = [sys.executable, "-m", "pytest", str(test_file), "--impl", impl_spec,
+               "-c", str(catalog.ROOT / "pyproject.toml"), "--rootdir", str(catalog.ROOT),
+               "--import-mode=importlib", "-q", "-x", "--no-header", "--no-rubric-summary",
+               "--progress", str(progress)]
+        for plugin in plugins or []:
+            cmd += ["-p", plugin]
+        cmd += ["--hypothesis-profile", profile]
+        try:
+            done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
+                                  timeout=BOUND_TEST_TIMEOUT_S, check=False)
+            rc, output = done.returncode, done.stdout + done.stderr
+        except subprocess.TimeoutExpired as exc:
+            text = exc.stdout if isinstance(exc.stdout, str) else ""
+            rc, output = -1, f"timed out after {BOUND_TEST_TIMEOUT_S} s\n{text}"
+        outcomes: dict[str, str] = {}
+        if progress.is_file():
+            for line in progress.read_text(encoding="utf-8").splitlines():
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if event.get("event") == "result":
+                    outcomes[str(event.get("nodeid"))] = str(event.get("outcome"))
+    return BoundRun(rc, output, outcomes)
 
 
 def tail(text: str, chars: int = 2500) -> str:

@@ -225,14 +225,14 @@ def test_bad_calls_raise_and_change_nothing():
 
 @pytest.mark.rubric("your_bound_test")
 def test_your_bound_test_fails_on_a_broken_bucket(request):
+    """Runs your test file in a subprocess against a bucket that refunds generated tokens."""
     path = bound_test_file()
     assert path.is_file(), f"your bound test {path} is missing"
     broken = str(Path(__file__).with_name("broken_refund_used.py"))
     profile = request.config.getoption("hypothesis_profile", None) or "kata"
-    rc, out = run_bound_test(path, broken, profile)
-    assert "not implemented yet" not in out and "NotImplementedError" not in out, (
-        f"{path} is still the stub: write your property test.\n{tail(out)}")
-    assert rc == 1, (
+    run = run_bound_test(path, broken, profile)
+    assert not run.stub, f"{path} is still the stub: write your property test.\n{tail(run.output)}"
+    assert run.caught, (
         f"{path} must fail against tests/token_bucket/broken_refund_used.py, a bucket that "
-        f"refunds the generated tokens too (pytest exit code {rc}; 1 means a test failed, "
-        f"0 that all passed, 5 that none was collected).\n{tail(out)}")
+        f"refunds the generated tokens too, but no test failed ({run.summary()}; a collection "
+        f"or usage error does not count).\n{tail(run.output)}")
