@@ -13,11 +13,12 @@ from fractions import Fraction
 from pathlib import Path
 
 from graders import catalog, impl
+from tests.token_bucket.bound_profile import profile_for
 
 TOK = 1e-6          # tokens: slack the prompt allows on balances and on the bound
 LATE = 1e-6         # seconds: how late a "wait" answer may be
 BOUND_TEST_FILE = "test_token_bucket_bound.py"
-BOUND_TEST_TIMEOUT_S = 120
+BOUND_TEST_TIMEOUT_S = 50       # below the harness's 60 s per test
 
 
 class Model:
@@ -139,9 +140,9 @@ class BoundRun:
         return f"pytest exit code {self.rc}; {got}"
 
 
-def run_bound_test(test_file: Path, impl_spec: str, profile: str,
-                   plugins: list[str] | None = None) -> BoundRun:
-    """Run ``test_file`` with pytest in a subprocess against ``impl_spec``."""
+def run_bound_test(test_file: Path, impl_spec: str, parent_profile: str | None) -> BoundRun:
+    """Run ``test_file`` with pytest in a subprocess against ``impl_spec``, under the parent
+    run's Hypothesis profile without shrinking (tests/token_bucket/bound_profile.py)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTEST_", "COV_", "HYPOTHESIS_", "KATA_"))}
     env["PYTHONPATH"] = str(catalog.ROOT) + os.pathsep + env.get("PYTHONPATH", "")
@@ -152,9 +153,8 @@ def run_bound_test(test_file: Path, impl_spec: str, profile: str,
                "-c", str(catalog.ROOT / "pyproject.toml"), "--rootdir", str(catalog.ROOT),
                "--import-mode=importlib", "-q", "-x", "--no-header", "--no-rubric-summary",
                "--progress", str(progress)]
-        for plugin in plugins or []:
-            cmd += ["-p", plugin]
-        cmd += ["--hypothesis-profile", profile]
+        cmd += ["-p", "tests.token_bucket.bound_profile",
+                "--hypothesis-profile", profile_for(parent_profile)]
         try:
             done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
                                   timeout=BOUND_TEST_TIMEOUT_S, check=False)

@@ -229,8 +229,7 @@ def test_your_bound_test_fails_on_a_broken_bucket(request):
     path = bound_test_file()
     assert path.is_file(), f"your bound test {path} is missing"
     broken = str(Path(__file__).with_name("broken_refund_used.py"))
-    profile = request.config.getoption("hypothesis_profile", None) or "kata"
-    run = run_bound_test(path, broken, profile)
+    run = run_bound_test(path, broken, request.config.getoption("hypothesis_profile", None))
     assert not run.stub, f"{path} is still the stub: write your property test.\n{tail(run.output)}"
     assert run.caught, (
         f"{path} must fail against tests/token_bucket/broken_refund_used.py, a bucket that "

@@ -3,8 +3,9 @@
 The candidate's test file is the one beside the implementation under test (see
 tests.token_bucket.helpers.bound_test_file). It is candidate code, so it never runs in this
 process: each target below runs it with pytest in a subprocess, under the grade profile
-without shrinking. It must pass against the reference and fail against every mutant that
-breaks the bound; the item scores only if all of these tests pass.
+without shrinking (tests/token_bucket/bound_profile.py). It must pass against the reference
+and fail against every mutant that breaks the bound; the item scores only if all of these
+tests pass.
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ BOUND_BREAKERS = [
     "backwards_clock_mints",
     "fraction_carry_overflow",
 ]
-PROFILE = "bound_grade"
-PLUGIN = "graders.hidden.token_bucket.bound_profile"
+PROFILE = "grade"      # always: the item is graded the same however the suite runs
 
 
 def _run(target: str) -> tuple[BoundRun, str]:
@@ -31,7 +31,7 @@ def _run(target: str) -> tuple[BoundRun, str]:
     assert path.is_file(), (
         f"no bound test found at {path}: the item your_bound_test needs your completed "
         f"{path.name} beside the implementation")
-    run = run_bound_test(path, target, PROFILE, plugins=[PLUGIN])
+    run = run_bound_test(path, target, PROFILE)
     assert not run.stub, f"{path} is still the stub: write your property test.\n{tail(run.output)}"
     return run, str(path)
 
