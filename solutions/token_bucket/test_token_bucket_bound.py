@@ -9,7 +9,11 @@ After every step it checks the prompt's three bounds against that ledger:
 1. 0 <= available <= capacity;
 2. used + reserved <= capacity + rate * (clock - start);
 3. for every earlier step i: admitted since i <= balance at i + rate * (clock - clock_i)
-   + refunds owed since i.
+   + refunds owed since i;
+
+and the tightest form of the bound: the most a correct bucket can hold, ``most``, follows
+from the ledger alone (refill capped at capacity, plus refunds capped at capacity, minus
+admissions), and the bucket may never report more than that.
 """
 
 from __future__ import annotations
@@ -40,11 +44,14 @@ class BoundMachine(RuleBasedStateMachine):
         self.admitted = 0                       # total need admitted
         self.refunded = 0                       # total refunds owed
         self.marks: list[tuple[float, float, int, int]] = []   # (clock, balance, admitted, refunded)
+        self.most = float(capacity)             # the ledger's balance, as of self.clock
         self.log: list[str] = [f"TokenBucket({capacity}, {rate!r}, {start!r})"]
 
     def _at(self, now: float) -> None:
+        if now > self.clock:
+            self.most = min(self.cap, self.most + (now - self.clock) * self.rate)
+            self.clock = now
         self.now = now
-        self.clock = max(self.clock, now)
 
     @rule(dt=st.one_of(st.sampled_from([0.0, 1e-3, 0.05, 0.3, 1.0, 10.0]),
                        st.floats(0, 5, allow_nan=False)))
@@ -60,12 +67,20 @@ class BoundMachine(RuleBasedStateMachine):
     def backward(self, back: float) -> None:
         self.now -= back
 
-    @rule(rid=st.sampled_from(IDS), frac=st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0]),
-          split=st.floats(0, 1))
-    def admit(self, rid: str, frac: float, split: float) -> None:
+    @rule(rid=st.sampled_from(IDS), size=st.sampled_from(["fit", "fit+1", "fraction"]),
+          frac=st.sampled_from([0.1, 0.5, 0.9, 1.0]), split=st.floats(0, 1))
+    def admit(self, rid: str, size: str, frac: float, split: float) -> None:
+        """Sizes next to what the ledger says is left find a bucket that has too much."""
         if rid in self.live:
             return
-        need = max(1, round(frac * self.cap))
+        if size == "fraction":
+            need = round(frac * self.cap)
+        else:
+            reserved = sum(p + m for p, m in self.live.values())
+            left = self.cap + self.rate * (max(self.now, self.clock) - self.start) \
+                - self.used - reserved
+            need = int(min(left, self.cap)) + (size == "fit+1")
+        need = max(1, min(self.cap, need))
         prompt = round(need * split)
         status, _ = self.bucket.admit(rid, prompt, need - prompt, self.now)
         self.log.append(f"admit({rid!r}, {prompt}, {need - prompt}, now={self.now!r}) -> {status}")
@@ -73,6 +88,7 @@ class BoundMachine(RuleBasedStateMachine):
         if status == "admitted":
             self.live[rid] = (prompt, need - prompt)
             self.admitted += need
+            self.most -= need
 
     @rule(rid=st.sampled_from(IDS), part=st.sampled_from([0.0, 0.0, 0.5, 1.0]))
     def finish(self, rid: str, part: float) -> None:
@@ -88,6 +104,7 @@ class BoundMachine(RuleBasedStateMachine):
         self._at(self.now)
         self.used += prompt + generated
         self.refunded += max_new - generated
+        self.most = min(self.cap, self.most + max_new - generated)
 
     @invariant()
     def bound_holds(self) -> None:
@@ -109,6 +126,9 @@ class BoundMachine(RuleBasedStateMachine):
             assert self.admitted - admitted_i <= allowed + TOL, (
                 f"bound 3: {self.admitted - admitted_i} tokens admitted since clock {clock_i!r} "
                 f"(balance {balance_i!r} then) but only {allowed!r} could be, after\n  {calls}")
+        assert balance <= self.most + TOL and self.most >= -TOL, (
+            f"tight bound: the ledger allows at most {self.most!r} tokens at clock {self.clock!r}, "
+            f"the bucket reports {balance!r} and has admitted down to {self.most!r}, after\n  {calls}")
         self.marks.append((self.clock, balance, self.admitted, self.refunded))
 
 

@@ -79,6 +79,15 @@ def outcome(result: object) -> tuple[str, float]:
     return str(status), float(seconds)
 
 
+def drain(bucket: object, capacity: int, now: float) -> None:
+    """Empty a full bucket in two admissions smaller than capacity (so that a bucket with a
+    wrong rule at exactly capacity, which fail_fast grades, does not fail other items)."""
+    pieces = [capacity] if capacity == 1 else [capacity - 1, 1]
+    for i, n in enumerate(pieces):
+        status = outcome(bucket.admit(f"drain-{i}", n, 0, now))[0]  # type: ignore[attr-defined]
+        assert status == "admitted", f"a full bucket of {capacity} must admit {n} (draining it)"
+
+
 def history(log: list[str], last: int = 25) -> str:
     lines = log[-last:]
     skipped = len(log) - len(lines)

@@ -202,8 +202,10 @@ def test_bad_constructor_arguments():
 
 @pytest.mark.rubric("bad_input")
 def test_bad_calls_raise_and_change_nothing():
-    b = tb.TokenBucket(100, 1.0)
-    b.admit("a", 10, 20, 0.0)
+    """Twin buckets get the same good calls; one also gets bad ones. They must agree."""
+    a, b = tb.TokenBucket(100, 1.0), tb.TokenBucket(100, 1.0)
+    for x in (a, b):
+        x.admit("a", 10, 20, 0.0)
     for call in [lambda: b.admit("x", -1, 5, 50.0), lambda: b.admit("x", 5, 2.5, 50.0),
                  lambda: b.admit(7, 5, 5, 50.0), lambda: b.admit("x", 5, 5, math.nan),
                  lambda: b.finish("a", 21, 50.0), lambda: b.finish("a", -1, 50.0),
@@ -214,11 +216,13 @@ def test_bad_calls_raise_and_change_nothing():
         b.admit("a", 1, 1, 50.0)       # "a" is live
     with pytest.raises(KeyError):
         b.finish("nobody", 0, 50.0)
-    assert close(b.available(20.0), 90.0), (
-        f"failed calls at t=50 must not move the clock: at t=20 the balance is 70 + 20 = 90, "
-        f"got {b.available(20.0)}")
-    b.finish("a", 5, 20.0)
-    assert close(b.available(20.0), 100.0), "the live request is still intact after the errors"
+    assert close(a.available(20.0), b.available(20.0)), (
+        f"failed calls at t=50 must change nothing, not even the clock: at t=20 the bucket "
+        f"without them has {a.available(20.0)}, the one with them {b.available(20.0)}")
+    for x in (a, b):
+        x.finish("a", 5, 20.0)
+    assert close(a.available(20.0), b.available(20.0)), (
+        "the live request must still be intact after the errors")
 
 
 # ------------------------------------------------------------------ your_bound_test
