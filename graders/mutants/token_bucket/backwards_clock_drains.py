@@ -1,4 +1,4 @@
-"""a now earlier than the last refill gives a negative elapsed time that drains the balance.
+"""A now earlier than the last refill gives a negative elapsed time that drains the balance.
 
 Rubric: time_monotonic
 """

@@ -1,4 +1,4 @@
-"""the last-refill time follows now even when it goes backwards, so the same seconds refill twice.
+"""The last-refill time follows now even when it goes backwards, so the same seconds refill twice.
 
 Rubric: time_monotonic
 """

@@ -1,4 +1,4 @@
-"""admitting an id that is already live succeeds and overwrites its record instead of raising ValueError.
+"""Admitting an id that is already live succeeds and overwrites its record instead of raising ValueError.
 
 Rubric: bad_input
 """

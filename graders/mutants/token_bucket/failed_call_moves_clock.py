@@ -1,4 +1,4 @@
-"""admit moves the clock before checking for a live duplicate id, so a failed call still advances time.
+"""Admit moves the clock before checking for a live duplicate id, so a failed call still advances time.
 
 Rubric: bad_input
 """

@@ -1,4 +1,4 @@
-"""finish removes the request before checking generated_tokens, so a bad call loses the request.
+"""Finish removes the request before checking generated_tokens, so a bad call loses the request.
 
 Rubric: bad_input
 """

@@ -1,4 +1,4 @@
-"""finish brings the balance up to date but leaves the last-refill time behind, so the next call refills the same seconds again.
+"""Finish brings the balance up to date but leaves the last-refill time behind, so the next call refills the same seconds again.
 
 Rubric: conservation
 

@@ -1,4 +1,4 @@
-"""whole tokens are capped at capacity but the fractional carry keeps growing while full, so the balance creeps above capacity.
+"""Whole tokens are capped at capacity but the fractional carry keeps growing while full, so the balance creeps above capacity.
 
 Rubric: conservation
 """

@@ -1,4 +1,4 @@
-"""finish forgets the request but never refunds its unused tokens.
+"""Finish forgets the request but never refunds its unused tokens.
 
 Rubric: reserve_refund
 """

@@ -1,4 +1,4 @@
-"""finish adds the refund without capping it, so the balance can exceed capacity.
+"""Finish adds the refund without capping it, so the balance can exceed capacity.
 
 Rubric: conservation
 """

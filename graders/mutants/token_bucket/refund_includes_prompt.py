@@ -1,4 +1,4 @@
-"""the live record keeps the whole reservation, so finish refunds the prompt tokens too.
+"""The live record keeps the whole reservation, so finish refunds the prompt tokens too.
 
 Rubric: reserve_refund
 

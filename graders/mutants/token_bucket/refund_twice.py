@@ -1,4 +1,4 @@
-"""finish refunds but never forgets the request, so finishing it again refunds again.
+"""Finish refunds but never forgets the request, so finishing it again refunds again.
 
 Rubric: reserve_refund
 """

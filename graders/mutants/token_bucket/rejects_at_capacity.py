@@ -1,4 +1,4 @@
-"""a request of exactly capacity is rejected although a full bucket admits it.
+"""A request of exactly capacity is rejected although a full bucket admits it.
 
 Rubric: fail_fast
 """

@@ -1,4 +1,4 @@
-"""admit reserves only the prompt tokens, not the worst case prompt + max_new.
+"""Admit reserves only the prompt tokens, not the worst case prompt + max_new.
 
 Rubric: reserve_refund
 """

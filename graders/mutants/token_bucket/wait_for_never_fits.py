@@ -1,4 +1,4 @@
-"""a request larger than capacity is told to wait instead of being rejected.
+"""The never-fits check looks at the prompt alone, so a request whose prompt + max_new exceeds capacity is told to wait.
 
 Rubric: fail_fast
 """
@@ -62,6 +62,8 @@ class TokenBucket:
         if request_id in self._live:
             raise ValueError(f"request {request_id!r} is already live")
         t = self._move_to(now)
+        if prompt_tokens > self._capacity:
+            return ("rejected", math.inf)
         balance = self._balance_at(t)
         if balance >= need:
             self._set_balance(t, balance - need)
@@ -72,6 +74,12 @@ class TokenBucket:
         # Steps start at one ulp of the time the caller will compute and double, so the
         # loop ends fast even when the balance's own ulp is coarse.
         wait = (t - now) + (need - balance) / self._rate
+        step = math.ulp(now + wait)
+        for _ in range(64):
+            if self._balance_at(now + wait) >= need:
+                break
+            wait += step
+            step *= 2
         return ("wait", wait)
 
     def finish(self, request_id: str, generated_tokens: int, now: float) -> None:

@@ -1,4 +1,4 @@
-"""the wait counts from the bucket's clock, not from the now passed, so an earlier now gets too short a wait.
+"""The wait counts from the bucket's clock, not from the now passed, so an earlier now gets too short a wait.
 
 Rubric: wait_time
 """

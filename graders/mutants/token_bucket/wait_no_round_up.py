@@ -1,4 +1,4 @@
-"""the wait is (need - balance) / rate with no check that now + wait really suffices, so rounding makes it early.
+"""The wait is (need - balance) / rate with no check that now + wait really suffices, so rounding makes it early.
 
 Rubric: wait_time
 """

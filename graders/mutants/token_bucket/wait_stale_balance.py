@@ -1,4 +1,4 @@
-"""the wait is computed from the balance last stored, not refilled up to now, so it is too long.
+"""The wait is computed from the balance last stored, not refilled up to now, so it is too long.
 
 Rubric: wait_time
 """
