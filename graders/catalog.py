@@ -131,6 +131,11 @@ def load(name: str) -> Kata:
         items.append(RubricItem(item_id, points, desc, graded_by, extra))
     if not items:
         raise CatalogError(f"{path}: a kata needs at least one rubric item")
+    hints = raw.get("hints")
+    if not isinstance(hints, list) or not hints or not all(isinstance(h, str) for h in hints):
+        raise CatalogError(f"{path}: 'hints' must be a non-empty list of strings at the top "
+                           "level (before the first [[rubric]] table, or TOML files it "
+                           "under the last rubric item)")
     return Kata(
         name=name,
         title=need("title", str),
@@ -138,7 +143,7 @@ def load(name: str) -> Kata:
         difficulty=need("difficulty", str),
         tags=tuple(raw.get("tags", [])),
         rubric=tuple(items),
-        hints=tuple(raw.get("hints", [])),
+        hints=tuple(hints),
         requires=tuple(raw.get("requires", [])),
         raw=raw,
     )

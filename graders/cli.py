@@ -3,6 +3,7 @@
     python -m graders.cli start            how to begin, and the katas
     python -m graders.cli kata NAME [--impl katas|solutions|PATH] [pytest args]
     python -m graders.cli list
+    python -m graders.cli table            the README's kata table, in Markdown
 """
 
 from __future__ import annotations
@@ -27,6 +28,18 @@ def list_table() -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def markdown_table() -> str:
+    """The README's kata table (selftest checks the README holds exactly this)."""
+    lines = ["| kata | title | minutes | difficulty | points | needs |",
+             "|---|---|---|---|---|---|"]
+    for k in catalog.load_all():
+        interviewer = sum(i.points for i in k.rubric if i.graded_by == "interviewer")
+        points = f"{k.max_score}" + (f" + {interviewer} interviewer" if interviewer else "")
+        lines.append(f"| `{k.name}` | {k.title} | {k.minutes} | {k.difficulty} | {points} | "
+                     f"{', '.join(k.requires) or '-'} |")
     return "\n".join(lines)
 
 
@@ -68,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         return start()
     if argv[0] == "list":
         print(list_table())
+        return 0
+    if argv[0] == "table":
+        print(markdown_table())
         return 0
     if argv[0] == "kata":
         return kata(argv[1:])

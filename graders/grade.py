@@ -108,7 +108,8 @@ def _child_env() -> dict[str, str]:
 def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
         rubric: str | None = None, exitfirst: bool = False, profile: str | None = None,
         per_test_timeout: float = PER_TEST_TIMEOUT_S, total_timeout: float | None = None,
-        include_public: bool = True, log: Path | None = None) -> Grade:
+        include_public: bool = True, include_hidden: bool = True,
+        grace: float = GRACE_S, log: Path | None = None) -> Grade:
     """Run the tests of one kata against one implementation and score them."""
     kata = catalog.load(kata_name)
     if impl_spec not in ("katas", "solutions"):
@@ -118,8 +119,9 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
             impl_spec = str(Path(impl_spec).resolve())  # let every test report the problem
     if profile is None:
         profile = "grade" if seed is None else "grade_seeded"
-    paths = [str(p) for p in ((kata.public_tests,) if include_public else ()) + (kata.hidden_tests,)
-             if p.is_dir()]
+    folders = ([kata.public_tests] if include_public else []) + (
+        [kata.hidden_tests] if include_hidden else [])
+    paths = [str(p) for p in folders if p.is_dir()]
     if not paths:
         raise GradeError(f"kata {kata_name!r} has no tests")
     start = time.monotonic()
@@ -153,7 +155,7 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
                 child = subprocess.Popen(cmd, cwd=catalog.ROOT, env=_child_env(),
                                          stdout=out, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True)
-                current, killed_why = _watch(child, progress, per_test_timeout, deadline)
+                current, killed_why = _watch(child, progress, per_test_timeout + grace, deadline)
             events = _read_events(progress)
             collected = [e for e in events if e["event"] == "collected"]
             if attempt == 1:
@@ -196,6 +198,7 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
 
 def _watch(child: subprocess.Popen[bytes], progress: Path, per_test: float,
            deadline: float | None) -> tuple[str | None, str | None]:
+    # per_test includes the grace period past pytest-timeout's own limit
     """Wait for the child; kill it if one test runs past its bound. Returns the test that
     was running when it stopped (if any) and why it was killed (None if it ended itself)."""
     current: str | None = None
@@ -225,8 +228,8 @@ def _watch(child: subprocess.Popen[bytes], progress: Path, per_test: float,
             return current, None
         now = time.monotonic()
         why = None
-        if current is not None and now - started > per_test + GRACE_S:
-            why = (f"timed out: no result after {per_test + GRACE_S:.0f} s "
+        if current is not None and now - started > per_test:
+            why = (f"timed out: no result after {per_test:.0f} s "
                    "(an infinite loop, or a call that ignores signals); the test process was killed")
         elif deadline is not None and now > deadline:
             why = "timed out: the grade's total time bound was reached; the test process was killed"

@@ -1,0 +1,178 @@
+"""The wire format between the trusted test process and a submission's worker process.
+
+Messages are length-prefixed JSON. Values are plain data with a few tags:
+
+    None, bool, int, float (NaN and infinities included), str      as JSON
+    list                                                            JSON array
+    {"$": "t", "v": [...]}           tuple
+    {"$": "d", "v": [[k, v], ...]}   dict (any plain keys)
+    {"$": "s" | "fs", "v": [...]}    set, frozenset
+    {"$": "b", "v": base64}          bytes
+    {"$": "nd", "dtype", "shape", "v": base64}   numpy array (numeric and bool dtypes only)
+    {"$": "np", "dtype", "v": base64}            numpy scalar
+    {"$": "h", "id": n, "kind": k, "name": s}    a handle to an object living in the worker
+    {"$": "fn", "module": m, "name": n}          a module-level function of graders.support
+
+Decoding is strict: anything else is an error. No pickle, ever: the worker runs untrusted
+code, so all it can send is data, never an object with behaviour of its own (an ``__eq__``
+that is always true, a ``__del__``, ...).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import struct
+from typing import Any, BinaryIO, Callable
+
+MAX_MESSAGE = 256 * 1024 * 1024
+MAX_DEPTH = 64
+NUMPY_DTYPES = frozenset(
+    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+     "float16", "float32", "float64"])
+
+
+class WireError(ValueError):
+    """A message that is not valid under this format."""
+
+
+def send(stream: BinaryIO, message: dict[str, Any]) -> None:
+    data = json.dumps(message, separators=(",", ":"), allow_nan=True).encode("utf-8")
+    if len(data) > MAX_MESSAGE:
+        raise WireError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE}")
+    stream.write(struct.pack("<I", len(data)) + data)
+    stream.flush()
+
+
+def recv(stream: BinaryIO) -> dict[str, Any] | None:
+    """The next message, or None at end of stream."""
+    head = _read_exact(stream, 4)
+    if head is None:
+        return None
+    (size,) = struct.unpack("<I", head)
+    if size > MAX_MESSAGE:
+        raise WireError(f"message of {size} bytes exceeds {MAX_MESSAGE}")
+    body = _read_exact(stream, size)
+    if body is None:
+        return None
+    message = json.loads(body.decode("utf-8"))
+    if not isinstance(message, dict):
+        raise WireError("a message must be a JSON object")
+    return message
+
+
+def _read_exact(stream: BinaryIO, n: int) -> bytes | None:
+    chunks = []
+    while n:
+        chunk = stream.read(n)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def encode(value: Any, handle_of: Callable[[Any], dict[str, Any]], depth: int = 0) -> Any:
+    """Plain data to JSON-able form; anything else becomes a handle via ``handle_of``."""
+    if depth > MAX_DEPTH:
+        raise WireError("value nested too deeply")
+    t = type(value)
+    if value is None or t is bool or t is str:
+        return value
+    if t is int:
+        return value
+    if t is float:
+        return value
+    if t is list:
+        return [encode(v, handle_of, depth + 1) for v in value]
+    if t is tuple:
+        return {"$": "t", "v": [encode(v, handle_of, depth + 1) for v in value]}
+    if t is dict:
+        return {"$": "d", "v": [[encode(k, handle_of, depth + 1), encode(v, handle_of, depth + 1)]
+                                for k, v in value.items()]}
+    if t is set or t is frozenset:
+        return {"$": "s" if t is set else "fs",
+                "v": [encode(v, handle_of, depth + 1) for v in value]}
+    if t is bytes or t is bytearray:
+        return {"$": "b", "v": base64.b64encode(bytes(value)).decode("ascii")}
+    module = getattr(t, "__module__", "")
+    if module == "numpy" and t.__name__ == "ndarray" and str(value.dtype) in NUMPY_DTYPES:
+        import numpy as np
+
+        arr = np.ascontiguousarray(value)
+        return {"$": "nd", "dtype": str(arr.dtype), "shape": list(arr.shape),
+                "v": base64.b64encode(arr.tobytes()).decode("ascii")}
+    if module == "numpy" and hasattr(value, "dtype") and str(value.dtype) in NUMPY_DTYPES \
+            and getattr(value, "shape", None) == ():
+        return {"$": "np", "dtype": str(value.dtype),
+                "v": base64.b64encode(value.tobytes()).decode("ascii")}
+    return handle_of(value)
+
+
+def decode(data: Any, make_handle: Callable[[dict[str, Any]], Any], depth: int = 0) -> Any:
+    """Strictly the inverse of ``encode``; handles become whatever ``make_handle`` returns."""
+    if depth > MAX_DEPTH:
+        raise WireError("value nested too deeply")
+    if data is None or isinstance(data, (bool, str)):
+        return data
+    if isinstance(data, int):
+        return int(data)
+    if isinstance(data, float):
+        return float(data)
+    if isinstance(data, list):
+        return [decode(v, make_handle, depth + 1) for v in data]
+    if not isinstance(data, dict) or not isinstance(data.get("$"), str):
+        raise WireError(f"not a wire value: {str(data)[:100]}")
+    tag = data["$"]
+    if tag == "t":
+        return tuple(decode(v, make_handle, depth + 1) for v in _list(data))
+    if tag == "d":
+        out = {}
+        for pair in _list(data):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise WireError("a dict entry must be a [key, value] pair")
+            key = decode(pair[0], make_handle, depth + 1)
+            if isinstance(key, (list, dict, set)):
+                raise WireError("unhashable dict key")
+            out[key] = decode(pair[1], make_handle, depth + 1)
+        return out
+    if tag in ("s", "fs"):
+        items = [decode(v, make_handle, depth + 1) for v in _list(data)]
+        if any(isinstance(v, (list, dict, set)) for v in items):
+            raise WireError("unhashable set item")
+        return set(items) if tag == "s" else frozenset(items)
+    if tag == "b":
+        return base64.b64decode(_str(data, "v"), validate=True)
+    if tag in ("nd", "np"):
+        import numpy as np
+
+        dtype = _str(data, "dtype")
+        if dtype not in NUMPY_DTYPES:
+            raise WireError(f"numpy dtype {dtype!r} is not allowed")
+        raw = base64.b64decode(_str(data, "v"), validate=True)
+        if tag == "np":
+            return np.frombuffer(raw, dtype=dtype)[0]
+        shape = data.get("shape")
+        if not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape):
+            raise WireError("bad numpy shape")
+        if math.prod(shape) * np.dtype(dtype).itemsize != len(raw):
+            raise WireError("numpy data does not match its shape")
+        return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    if tag in ("h", "fn"):
+        return make_handle(data)
+    raise WireError(f"unknown wire tag {tag!r}")
+
+
+def _list(data: dict[str, Any]) -> list[Any]:
+    v = data.get("v")
+    if not isinstance(v, list):
+        raise WireError("expected a list")
+    return v
+
+
+def _str(data: dict[str, Any], key: str) -> str:
+    v = data.get(key)
+    if not isinstance(v, str):
+        raise WireError(f"expected a string at {key!r}")
+    return v

@@ -1,0 +1,167 @@
+"""The worker: the only process that runs submission code.
+
+Started by graders.sandbox in a scratch folder holding a copy of the submission, this
+file and the wire module; it answers requests from the trusted test process over two pipes
+(file descriptors given on the command line). It keeps the objects the submission creates
+in a table and sends back plain data or handles (graders/wire.py). Everything it sends is
+only data: the trusted side decodes it strictly.
+
+Usage: python -I -B worker.py FD_IN FD_OUT SUBMISSION_PATH MODULE_NAME
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+from types import ModuleType
+from typing import Any
+
+import _kata_wire as wire  # copied next to this file as _kata_wire.py
+
+_objects: dict[int, Any] = {}
+_ids: dict[int, int] = {}
+_module: ModuleType | None = None
+_import_error: dict[str, str] | None = None
+
+
+def _kind(obj: Any) -> tuple[str, str]:
+    if isinstance(obj, type):
+        if issubclass(obj, BaseException):
+            base = next(c for c in obj.__mro__ if c.__module__ == "builtins")
+            return "exc_class", base.__name__
+        return "class", ""
+    if callable(obj):
+        return "callable", ""
+    return "object", ""
+
+
+def _handle(obj: Any) -> dict[str, Any]:
+    key = id(obj)
+    if key not in _ids:
+        _ids[key] = len(_objects) + 1
+        _objects[_ids[key]] = obj
+    kind, base = _kind(obj)
+    return {"$": "h", "id": _ids[key], "kind": kind, "base": base,
+            "name": getattr(obj, "__name__", type(obj).__name__)}
+
+
+def _unhandle(data: dict[str, Any]) -> Any:
+    if data["$"] == "h":
+        return _objects[int(data["id"])]
+    module, name = str(data["module"]), str(data["name"])
+    if not module.startswith("graders.support."):
+        raise ValueError(f"functions may only come from graders.support, not {module}")
+    return getattr(importlib.import_module(module), name)
+
+
+def _load(path: str, name: str) -> ModuleType:
+    global _module, _import_error
+    if _module is not None:
+        return _module
+    if _import_error is None:
+        try:
+            search = [os.path.dirname(path)] if os.path.basename(path) == "__init__.py" else None
+            spec = importlib.util.spec_from_file_location(name, path,
+                                                          submodule_search_locations=search)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            _module = module
+            return module
+        except SystemExit as exc:
+            _import_error = {"type": "SubmissionError", "builtin": "Exception",
+                             "msg": f"the submission called exit({exc.code!r}) while being imported"}
+        except BaseException as exc:  # noqa: BLE001
+            text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            _import_error = {"type": "SubmissionError", "builtin": "Exception",
+                             "msg": f"the submission failed to import: {text}"}
+    raise _ImportFailed()
+
+
+class _ImportFailed(Exception):
+    pass
+
+
+def _special(obj: Any, op: str, args: list[Any]) -> Any:
+    if op == "len":
+        return len(obj)
+    if op == "getitem":
+        return obj[args[0]]
+    if op == "contains":
+        return args[0] in obj
+    if op == "iter":
+        return list(obj)
+    if op == "bool":
+        return bool(obj)
+    if op == "repr":
+        return repr(obj)
+    raise ValueError(f"unknown special operation {op!r}")
+
+
+def _serve(request: dict[str, Any], path: str, name: str) -> Any:
+    op = request.get("op")
+    args = [wire.decode(a, _unhandle) for a in request.get("args", [])]
+    kwargs = {str(k): wire.decode(v, _unhandle) for k, v in request.get("kwargs", {}).items()}
+    if op == "module_attr":
+        module = _load(path, name)
+        return getattr(module, str(request["name"]))
+    target = _objects[int(request["target"])] if "target" in request else None
+    if op == "call":
+        return target(*args, **kwargs)
+    if op == "callattr":
+        return getattr(target, str(request["name"]))(*args, **kwargs)
+    if op == "getattr":
+        return getattr(target, str(request["name"]))
+    if op == "setattr":
+        setattr(target, str(request["name"]), args[0])
+        return None
+    if op == "special":
+        return _special(target, str(request["name"]), args)
+    if op == "ping":
+        return "pong"
+    raise ValueError(f"unknown operation {op!r}")
+
+
+def _error(exc: BaseException) -> dict[str, str]:
+    base = next(c for c in type(exc).__mro__ if c.__module__ == "builtins")
+    msg = str(exc) if not isinstance(exc, KeyError) else (repr(exc.args[0]) if exc.args else "")
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = [f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}" for f in tb[-3:]
+             if not f.filename.endswith(("worker.py", "_kata_wire.py"))]
+    return {"type": type(exc).__name__, "builtin": base.__name__, "msg": msg[:4000],
+            "where": "; ".join(where)}
+
+
+def main() -> None:
+    fd_in, fd_out, path, name = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    inp = os.fdopen(fd_in, "rb")
+    out = os.fdopen(fd_out, "wb")
+    sys.argv = [path]
+    while True:
+        request = wire.recv(inp)
+        if request is None:
+            return
+        try:
+            value = _serve(request, path, name)
+            reply = {"ok": wire.encode(value, _handle)}
+        except _ImportFailed:
+            reply = {"error": dict(_import_error or {})}
+        except SystemExit as exc:
+            reply = {"error": {"type": "SubmissionError", "builtin": "Exception",
+                               "msg": f"the implementation called exit({exc.code!r})"}}
+        except BaseException as exc:  # noqa: BLE001 - everything goes back as data
+            reply = {"error": _error(exc)}
+        try:
+            wire.send(out, reply)
+        except BaseException as exc:  # noqa: BLE001 - e.g. an unencodable value
+            wire.send(out, {"error": _error(exc)})
+
+
+if __name__ == "__main__":
+    builtins.__dict__.pop("breakpoint", None)
+    main()

@@ -1,0 +1,5 @@
+"""A submission that defines OutOfSlots but forgets RadixCache."""
+
+
+class OutOfSlots(RuntimeError):
+    pass

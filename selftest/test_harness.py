@@ -1,0 +1,243 @@
+"""Unit tests of the harness: implementation loading, scoring, reports, bad submissions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from graders import catalog, grade, impl
+
+BAD = Path(__file__).parent / "bad_submissions"
+KATA = "radix_cache"
+
+
+# -- implementation loading -----------------------------------------------------------
+
+def test_load_katas_and_solutions(monkeypatch: pytest.MonkeyPatch) -> None:
+    impl.configure("solutions")
+    try:
+        assert impl.load(KATA).__name__ == "solutions.radix_cache"
+        impl.configure("katas")
+        assert impl.load(KATA).__name__ == "katas.radix_cache"
+    finally:
+        impl.configure("katas")
+
+
+def test_load_submission_file_and_folder(tmp_path: Path) -> None:
+    src = (catalog.SOLUTIONS_DIR / f"{KATA}.py").read_text()
+    (tmp_path / "file.py").write_text(src)
+    folder = tmp_path / "copy_of_kata"
+    folder.mkdir()
+    (folder / "__init__.py").write_text(src)
+    named = tmp_path / "named"
+    named.mkdir()
+    (named / f"{KATA}.py").write_text(src)
+    try:
+        for spec in (tmp_path / "file.py", folder, named):
+            impl.configure(str(spec))
+            module = impl.load(KATA)
+            assert module.RadixCache(4).stats()["free"] == 4
+    finally:
+        impl.configure("katas")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("/no/such/path.py", "does not exist"),
+    (str(BAD / "syntax_error.py"), "SyntaxError"),
+    (str(BAD / "import_error.py"), "No module named 'no_such_module_anywhere'"),
+    (str(BAD / "exit_at_import.py"), "called exit(3)"),
+])
+def test_load_failures_are_clear_and_remembered(spec: str, message: str) -> None:
+    impl.configure(spec)
+    try:
+        proxy = impl.kata_impl(KATA)
+        for _ in range(2):
+            with pytest.raises(impl.SubmissionError, match=message.replace("(", r"\(")
+                               .replace(")", r"\)")):
+                proxy.RadixCache(4)
+    finally:
+        impl.configure("katas")
+
+
+def test_missing_name_is_reported_against_the_stub() -> None:
+    impl.configure(str(BAD / "missing_class.py"))
+    try:
+        with pytest.raises(impl.SubmissionError, match="defines no 'RadixCache'.*stub"):
+            impl.kata_impl(KATA).RadixCache
+    finally:
+        impl.configure("katas")
+
+
+def test_unknown_kata_is_a_clear_error() -> None:
+    with pytest.raises(impl.SubmissionError, match="no kata named"):
+        impl.kata_impl("no_such_kata")
+    with pytest.raises(catalog.CatalogError, match="known katas"):
+        catalog.load("no_such_kata")
+
+
+def test_test_path_to_kata() -> None:
+    assert catalog.kata_of_test_path(catalog.PUBLIC_TESTS_DIR / KATA / "test_x.py") == KATA
+    assert catalog.kata_of_test_path(catalog.HIDDEN_TESTS_DIR / KATA / "t.py") == KATA
+    assert catalog.visibility_of_test_path(catalog.HIDDEN_TESTS_DIR / KATA / "t.py") == "hidden"
+    assert catalog.kata_of_test_path(catalog.ROOT / "selftest" / "x.py") is None
+
+
+# -- scoring --------------------------------------------------------------------------
+
+def _fake_grade(outcomes: dict[str, list[str]]) -> grade.Grade:
+    kata = catalog.load(KATA)
+    tests = []
+    for item, results in outcomes.items():
+        for n, outcome in enumerate(results):
+            tests.append(grade.TestResult(f"t::{item}_{n}", item, "hidden", outcome,
+                                          "boom" if outcome == "failed" else ""))
+    g = grade.Grade(kata, "x", None, "grade", tests)
+    grade._score(g)
+    return g
+
+
+def test_an_item_scores_only_when_all_its_tests_pass() -> None:
+    outcomes = {i.id: ["passed", "passed"] for i in catalog.load(KATA).tested_items}
+    outcomes["edge_split"] = ["passed", "failed"]
+    outcomes["dedup"] = ["passed", "not run"]
+    g = _fake_grade(outcomes)
+    status = {r.item.id: r.status for r in g.items}
+    assert status["edge_split"] == "failed" and status["dedup"] == "failed"
+    assert status["prefix_match"] == "passed"
+    kata = catalog.load(KATA)
+    assert g.score == kata.max_score - kata.item("edge_split").points - kata.item("dedup").points
+    assert "boom" in next(r for r in g.items if r.item.id == "edge_split").message
+
+
+def test_an_item_without_tests_scores_nothing() -> None:
+    g = _fake_grade({"prefix_match": ["passed"]})
+    status = {r.item.id: r.status for r in g.items}
+    assert status["eviction"] == "no tests"
+    assert g.score == catalog.load(KATA).item("prefix_match").points
+
+
+def test_all_skipped_item_leaves_the_maximum() -> None:
+    outcomes = {i.id: ["passed"] for i in catalog.load(KATA).tested_items}
+    outcomes["eviction"] = ["skipped"]
+    g = _fake_grade(outcomes)
+    assert g.max_score == catalog.load(KATA).max_score - catalog.load(KATA).item("eviction").points
+    assert g.score == g.max_score
+
+
+# -- reports --------------------------------------------------------------------------
+
+def check_results_json(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    assert isinstance(data["score"], (int, float)) and isinstance(data["max_score"], (int, float))
+    assert 0 <= data["score"] <= data["max_score"]
+    assert data["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
+    assert isinstance(data["tests"], list) and data["tests"]
+    for t in data["tests"]:
+        assert set(t) >= {"name", "score", "max_score", "status", "output", "visibility"}, t
+        assert t["status"] in ("passed", "failed")
+        assert t["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
+        assert 0 <= t["score"] <= t["max_score"] or t["max_score"] == 0
+    rubric = [t for t in data["tests"] if t["name"].startswith("rubric: ")]
+    assert sum(t["score"] for t in rubric) == data["score"]
+    assert sum(t["max_score"] for t in rubric) == data["max_score"]
+    return data
+
+
+def check_junit(path: Path, n_tests: int) -> None:
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    cases = root.findall("./testsuite/testcase")
+    assert len(cases) == n_tests
+
+
+def test_reports_of_the_reference(tmp_path: Path) -> None:
+    g = grade.run(KATA, "solutions", include_hidden=False)
+    grade.write_reports(g, tmp_path)
+    data = check_results_json(tmp_path / "results.json")
+    assert data["score"] == data["max_score"] == catalog.load(KATA).max_score
+    assert data["extra_data"]["seed"] is None
+    check_junit(tmp_path / "junit.xml", len(g.tests))
+    assert "score: 100/100" in grade.table(g)
+
+
+def test_grade_cli_writes_reports_and_is_deterministic(tmp_path: Path) -> None:
+    scores = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        proc = subprocess.run(
+            [sys.executable, "-m", "graders.grade", KATA, "--impl",
+             str(catalog.MUTANTS_DIR / KATA / "lru_by_insertion.py"), "--out", str(out),
+             "--seed", "7", "--rubric", "eviction"],
+            cwd=catalog.ROOT, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        data = check_results_json(out / "results.json")
+        assert data["extra_data"]["seed"] == 7
+        scores.append({t["name"]: t["status"] for t in data["tests"]})
+    assert scores[0] == scores[1], "two grades of one submission differ"
+
+
+def test_grade_cli_rejects_unknown_kata() -> None:
+    proc = subprocess.run([sys.executable, "-m", "graders.grade", "no_such_kata"],
+                          cwd=catalog.ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "no kata named" in proc.stderr
+
+
+# -- bad submissions ------------------------------------------------------------------
+
+BAD_CASES = {
+    "syntax_error": "SyntaxError",
+    "import_error": "No module named",
+    "missing_class": "defines no 'RadixCache'",
+    "infinite_loop": "Timeout",
+    "ignores_alarm": "timed out",
+    "recursion_bomb": "died of SIGSEGV",
+    "sys_exit": "SystemExit",
+    "os_exit": "exited with code 0",
+    "exit_at_import": "called exit(3)",
+    "floods_output": "",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CASES))
+def test_bad_submission_fails_cleanly(case: str, tmp_path: Path) -> None:
+    """The grader finishes, writes valid reports, and fails each test with a clear message."""
+    g = grade.run(KATA, str(BAD / f"{case}.py"), include_hidden=False, rubric="prefix_match",
+                  per_test_timeout=1.0, grace=2.0, total_timeout=120)
+    grade.write_reports(g, tmp_path)
+    data = check_results_json(tmp_path / "results.json")
+    check_junit(tmp_path / "junit.xml", len(g.tests))
+    assert data["score"] == 0, f"{case} scored {data['score']}"
+    assert all(t.outcome != "not run" for t in g.tests)
+    failed = [t for t in g.tests if t.outcome == "failed"]
+    assert failed, f"{case}: no test failed"
+    assert all(t.message.strip() for t in failed), "every failure needs a message"
+    if BAD_CASES[case]:
+        assert any(BAD_CASES[case] in t.message for t in failed), (
+            f"{case}: expected {BAD_CASES[case]!r} in a failure message, got:\n"
+            + failed[0].message[:1000])
+    assert (tmp_path / "results.json").stat().st_size < 400_000, "output must be truncated"
+    if case in ("os_exit", "recursion_bomb", "ignores_alarm"):
+        assert g.restarts >= 1, f"{case} should have needed a fresh test process"
+
+
+# -- typecheck contract ---------------------------------------------------------------
+
+def test_contract_accepts_the_reference_and_flags_changed_signatures() -> None:
+    from graders.typecheck import contract_differences
+
+    stub = (catalog.KATAS_DIR / KATA / "__init__.py").read_text()
+    ref = (catalog.SOLUTIONS_DIR / f"{KATA}.py").read_text()
+    assert contract_differences(stub, ref) == []
+    changed = ref.replace("def evict(self, num_slots: int) -> int:",
+                          "def evict(self, n: int) -> int:")
+    assert any("RadixCache.evict" in p for p in contract_differences(stub, changed))
+    typing_spelling = ref.replace("def acquire(self, tokens: list[int]) -> tuple[int, int, list[int]]:",
+                                  "def acquire(self, tokens: List[int]) -> Tuple[int, int, List[int]]:")
+    assert contract_differences(stub, typing_spelling) == []
+    missing = ref.replace("    def abort(self", "    def _abort(self")
+    assert any("missing: RadixCache.abort" in p for p in contract_differences(stub, missing))
