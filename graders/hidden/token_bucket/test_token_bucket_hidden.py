@@ -421,7 +421,9 @@ def test_earlier_now_is_handled_at_the_clock(cap, rate, start, steps):
         # b gets the call at an earlier now only when a acts at the clock anyway.
         b_now = now - early if (early is not None and now <= clock) else now
         if op == "admit" and rid not in live:
-            prompt, max_new = split(pick_need(kind, a.available(now), cap, fraction), share)
+            balance = a.available(now)
+            b.available(now)                      # the twins see the same reads
+            prompt, max_new = split(pick_need(kind, balance, cap, fraction), share)
             ra, rb = outcome(a.admit(rid, prompt, max_new, now)), outcome(
                 b.admit(rid, prompt, max_new, b_now))
             log.append(f"admit({rid!r}, {prompt}, {max_new}): a at {now!r} -> {ra}; "

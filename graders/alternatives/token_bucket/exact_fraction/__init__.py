@@ -72,9 +72,11 @@ class TokenBucket:
             self._max_new[request_id] = max_new_tokens
             return ("admitted", 0.0)
         ready = self._now + (need - self._tokens) / self._rate     # exact
+        # The caller computes now + wait in floats: step the float time it will land on
+        # (one ulp of the sum at a time), not wait alone, whose ulp may be far finer.
         wait = float(ready - t)
         while self._tokens_at(Fraction(float(now) + wait)) < need:
-            wait = math.nextafter(wait, math.inf)
+            wait += math.ulp(float(now) + wait)
         return ("wait", wait)
 
     def finish(self, request_id: str, generated_tokens: int, now: float) -> None:
