@@ -147,10 +147,13 @@ class ConservationMachine(RuleBasedStateMachine):
         self.live: dict[str, tuple[int, int]] = {}
         self.used = self.admitted = self.refunded = 0
         self.marks: list[tuple[float, float, int, int]] = []
+        self.most = float(cap)       # the most the ledger allows the bucket to hold, at clock
         self.log = [f"b = TokenBucket({cap}, {rate!r}, {start!r})"]
 
     def _moved(self) -> None:
-        self.clock = max(self.clock, self.now)
+        if self.now > self.clock:
+            self.most = min(self.cap, self.most + (self.now - self.clock) * self.rate)
+            self.clock = self.now
 
     @rule(dt=DT)
     def forward(self, dt: float) -> None:
@@ -180,6 +183,7 @@ class ConservationMachine(RuleBasedStateMachine):
         if status == "admitted":
             self.live[rid] = (prompt, max_new)
             self.admitted += prompt + max_new
+            self.most -= prompt + max_new
 
     @rule(rid=ID, part=GEN_PART)
     def finish(self, rid: str, part: float) -> None:
@@ -191,6 +195,7 @@ class ConservationMachine(RuleBasedStateMachine):
             self._moved()
             self.used += prompt + generated
             self.refunded += max_new - generated
+            self.most = min(self.cap, self.most + (max_new - generated))
         else:
             # Not live: the bucket owes nothing. Whatever it does (it should raise KeyError;
             # bad_input grades that), the ledger records no refund.
@@ -220,6 +225,11 @@ class ConservationMachine(RuleBasedStateMachine):
                 f"bound 3: since clock {clock_i!r} (balance {balance_i!r}) the bucket admitted "
                 f"{self.admitted - admitted_i} tokens, but balance + refill + refunds allow "
                 f"only {allowed!r}.\n    {calls}")
+        assert balance <= self.most + TOK and self.most >= -TOK, (
+            f"tokens from nowhere: refill since the start (capped at capacity), refunds "
+            f"(capped) and admissions leave at most {self.most!r} tokens at clock "
+            f"{self.clock!r}, but the bucket reports {balance!r}"
+            f"{' and admitted beyond it' if self.most < -TOK else ''}.\n    {calls}")
         self.marks.append((self.clock, balance, self.admitted, self.refunded))
 
 
@@ -333,9 +343,9 @@ TestWait = pytest.mark.rubric("wait_time")(WaitMachine.TestCase)
 @given(rate=RATES, back=st.sampled_from([0.5, 2.0, 100.0]), deficit=st.integers(1, 50))
 def test_wait_counts_from_an_earlier_now(rate, back, deficit):
     b = tb.TokenBucket(100, rate)
-    drain(b, 100, 1000.0)              # empty at clock 1000
+    empty = drain(b, 100, 1000.0, rate)    # empty at clock 1000 (a rounding hair later at most)
     status, wait = outcome(b.admit("q", deficit, 0, 1000.0 - back))
-    expected = back + Fraction(deficit) / Fraction(rate)
+    expected = back + Fraction(deficit) / Fraction(rate) + Fraction(empty - 1000.0)
     assert status == "wait" and abs(wait - expected) <= late_slack(rate), (
         f"empty bucket at clock 1000, rate {rate!r}, need {deficit}, asked at now={1000 - back}: "
         f"the wait counts from the now passed: expected {float(expected)!r}, got {(status, wait)}")
@@ -346,10 +356,10 @@ def test_wait_counts_from_an_earlier_now(rate, back, deficit):
 @given(cap=CAPACITIES.filter(lambda c: c > 1), rate=RATES)
 def test_long_wait_from_empty(cap, rate):
     b = tb.TokenBucket(cap, rate, 5.0)
-    drain(b, cap, 5.0)
+    empty = drain(b, cap, 5.0, rate)
     need = cap - 1
     status, wait = outcome(b.admit("again", need, 0, 5.0))
-    expected = Fraction(need) / Fraction(rate)
+    expected = Fraction(need) / Fraction(rate) + Fraction(empty - 5.0)
     assert status == "wait" and abs(wait - expected) <= late_slack(rate), (
         f"empty bucket of {cap}, need {need}, rate {rate!r}: expected ('wait', "
         f"{float(expected)!r}), got {(status, wait)}")
@@ -457,7 +467,7 @@ def test_earlier_now_is_handled_at_the_clock(cap, rate, start, steps):
 @given(rate=RATES, back=BACK, rounds=st.integers(1, 20))
 def test_back_and_forth_mints_nothing(rate, back, rounds):
     b = tb.TokenBucket(1000, rate, 50.0)
-    drain(b, 1000, 50.0)                   # empty at t = 50
+    drain(b, 1000, 50.0, rate)             # empty at t = 50 (or a rounding hair later)
     for _ in range(rounds):
         b.available(50.0 - back)
         b.available(50.0)
