@@ -4,6 +4,8 @@
     nox -s grade -- NAME [--impl ...] [--out DIR] [--seed N]   grade: public + hidden tests
     nox -s typecheck -- NAME [--impl PATH]               mypy against the stub's contract
     nox -s list                                          the katas
+    nox -s interview -- NAME [--minutes M] [--no-hints] [--interviewer]   mock interview
+    nox -s bundle -- OUT [NAMES...]                      a candidate's folder
     nox -s tests                                         the project's own suite
 
 Every session shares one environment, ``.nox/katas-env``, built on first use (uv when it is
@@ -154,6 +156,22 @@ def typecheck(session: nox.Session) -> None:
     session.run(python, "-m", "graders.typecheck", *session.posargs, external=True, env=_env())
 
 
+@nox.session(python=False)
+def interview(session: nox.Session) -> None:
+    """A timed mock interview: prompt, countdown, tests on every save, hints, a report."""
+    name, rest = _split_name(session.posargs)
+    python = _ensure_env(session, _kata_extras(name))
+    args = ([name] if name else []) + rest
+    session.run(python, "-m", "graders.interview", *args, external=True, env=_env())
+
+
+@nox.session(python=False)
+def bundle(session: nox.Session) -> None:
+    """A self-contained folder for a candidate: stubs, prompts, public tests, harness."""
+    python = _ensure_env(session)
+    session.run(python, "-m", "graders.bundle", *session.posargs, external=True, env=_env())
+
+
 @nox.session(name="list", python=False)
 def list_(session: nox.Session) -> None:
     """The katas: title, minutes, difficulty, rubric points."""
@@ -165,7 +183,11 @@ def list_(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The project's own suite: references pass, stubs fail cleanly, mutants are caught."""
     python = _ensure_env(session)
-    session.run(python, "-m", "mypy", "--strict", "solutions", "katas", "graders/catalog.py",
-                "graders/impl.py", "graders/grade.py", external=True, env=_env())
-    session.run(python, "-m", "pytest", "selftest", "-q", *session.posargs,
+    harness = [f"graders/{m}.py" for m in ("catalog", "impl", "plugin", "grade", "sandbox",
+                                           "wire", "batch", "typecheck", "cli", "killmatrix",
+                                           "interview", "bundle")]
+    session.run(python, "-m", "mypy", "--strict", "solutions", "katas", *harness,
                 external=True, env=_env())
+    # two workers: most of the time goes to child processes (graders, sandboxes)
+    session.run(python, "-m", "pytest", "selftest", "-q", "-n", "2", "--dist", "loadgroup",
+                *session.posargs, external=True, env=_env())

@@ -71,6 +71,7 @@ class Grade:
     items: list[ItemResult] = field(default_factory=list)
     restarts: int = 0
     seconds: float = 0.0
+    sandbox: dict[str, Any] | None = None
     rubric_filter: str | None = None
 
     @property
@@ -109,7 +110,7 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
         rubric: str | None = None, exitfirst: bool = False, profile: str | None = None,
         per_test_timeout: float = PER_TEST_TIMEOUT_S, total_timeout: float | None = None,
         include_public: bool = True, include_hidden: bool = True,
-        grace: float = GRACE_S, log: Path | None = None) -> Grade:
+        grace: float = GRACE_S, isolate: bool = True, log: Path | None = None) -> Grade:
     """Run the tests of one kata against one implementation and score them."""
     kata = catalog.load(kata_name)
     if impl_spec not in ("katas", "solutions"):
@@ -149,6 +150,8 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
                 cmd += ["--hypothesis-seed", str(seed)]
             if rubric:
                 cmd += ["--rubric", rubric]
+            if isolate:
+                cmd += ["--isolate"]
             if exitfirst:
                 cmd += ["-x"]
             with open(log_path, "ab") as out:
@@ -167,6 +170,8 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
                     by_id[res.nodeid] = res
                     grade.tests.append(res)
             for e in events:
+                if e["event"] == "sandbox":
+                    grade.sandbox = e["capabilities"]
                 if e["event"] == "result" and e["nodeid"] in by_id:
                     res = by_id[e["nodeid"]]
                     res.outcome, res.message, res.duration = e["outcome"], e["message"], e["duration"]
@@ -295,7 +300,7 @@ def table(grade: Grade) -> str:
         first = ""
         if r.status == "failed":
             bad = next(t for t in r.tests if t.outcome in ("failed", "not run"))
-            msg = " ".join(bad.message.split())[:70]
+            msg = " ".join(_headline(bad.message).split())[:90]
             first = f"{bad.nodeid.split('::')[-1]}: {msg}"
         elif r.status in ("skipped", "no tests"):
             first = " ".join(r.message.split())[:70]
@@ -305,10 +310,25 @@ def table(grade: Grade) -> str:
         if item.graded_by == "interviewer":
             lines.append(f"  {item.id:<26}{'-':>4}/{item.points:<3}  {'--':<8} {'':>7}  "
                          "graded by the interviewer")
+    if grade.sandbox is not None:
+        s = grade.sandbox
+        parts = ["worker process"] + [label for key, label in (
+            ("separate_uid", "own uid"), ("no_network", "no network"),
+            ("hidden_repository", "repository hidden")) if s.get(key)]
+        lines += ["", "  isolation: " + ", ".join(parts)
+                  + "".join(f"\n    note: {n}" for n in s.get("notes", []))]
     lines += ["", f"  score: {grade.score}/{grade.max_score}"
               f"   ({len(grade.tests)} tests, {grade.seconds:.1f} s"
               + (f", {grade.restarts} test-process restarts" if grade.restarts else "") + ")"]
     return "\n".join(lines)
+
+
+def _headline(message: str) -> str:
+    """The line of a pytest failure that says what went wrong (its first 'E' line)."""
+    for line in message.splitlines():
+        if line.startswith("E "):
+            return line[1:].strip()
+    return message.strip().splitlines()[0] if message.strip() else ""
 
 
 def results_json(grade: Grade) -> dict[str, Any]:
@@ -341,6 +361,9 @@ def results_json(grade: Grade) -> dict[str, Any]:
             "hypothesis_profile": grade.profile,
             "seed": grade.seed,
             "restarts": grade.restarts,
+            "isolation": grade.sandbox or {"process": False,
+                                           "notes": ["in-process: the submission ran inside "
+                                                     "the test process (--in-process)"]},
             "rubric": {r.item.id: {"status": r.status, "score": r.score,
                                    "max_score": r.item.points} for r in grade.items},
             "interviewer_items": [i.id for i in grade.kata.rubric if i.graded_by == "interviewer"],
@@ -397,12 +420,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rubric", default=None, help="grade only this rubric item")
     parser.add_argument("--timeout", type=float, default=PER_TEST_TIMEOUT_S,
                         help="seconds per test (default %(default)s)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run the submission inside the test process (faster, unsafe "
+                             "for untrusted code; the default isolates it in a worker)")
     parser.add_argument("--fail-under", type=float, default=None,
                         help="exit 1 when the score is below this")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="a folder of submissions: grade N at a time")
+    parser.add_argument("--shard", default=None, metavar="I/K",
+                        help="a folder of submissions: grade only shard I of K")
     args = parser.parse_args(argv)
+    from graders import batch
+
+    if batch.is_batch(args.kata, Path(args.impl)) and args.impl not in ("katas", "solutions"):
+        try:
+            catalog.load(args.kata)
+            shard = batch.parse_shard(args.shard)
+        except (catalog.CatalogError, ValueError) as exc:
+            print(f"grade: {exc}", file=sys.stderr)
+            return 2
+        out = args.out or Path("grade-out")
+        print(f"grading every submission in {args.impl} ({args.jobs} at a time)")
+        rows = batch.grade_folder(args.kata, Path(args.impl), out, args.jobs, shard,
+                                  seed=args.seed, per_test_timeout=args.timeout,
+                                  isolate=not args.in_process)
+        print(f"\n  {len(rows)} submissions; summary: {out / 'summary.csv'}")
+        return 0
     try:
         grade = run(args.kata, args.impl, seed=args.seed, rubric=args.rubric,
-                    per_test_timeout=args.timeout)
+                    per_test_timeout=args.timeout, isolate=not args.in_process)
     except (catalog.CatalogError, GradeError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2

@@ -29,18 +29,61 @@ from typing import Any
 from graders import catalog
 
 _impl_spec = "katas"
+_isolate = False
+_call_seconds = 60.0
 _cache: dict[str, ModuleType | BaseException] = {}
+_sessions: dict[str, Any] = {}
 
 
 class SubmissionError(Exception):
     """The submission could not be loaded or lacks part of the stub's API."""
 
 
-def configure(spec: str) -> None:
-    """Choose the implementation for this process (called by the pytest plugin)."""
-    global _impl_spec
+def configure(spec: str, isolate: bool = False, call_seconds: float = 60.0) -> None:
+    """Choose the implementation for this process (called by the pytest plugin).
+
+    With ``isolate`` the implementation runs in a sandboxed worker process
+    (graders/sandbox.py) and tests reach it through a proxy; this process never imports it.
+    """
+    global _impl_spec, _isolate, _call_seconds
+    reset_workers(final=True)
+    _sessions.clear()
     _impl_spec = spec
+    _isolate = isolate
+    _call_seconds = call_seconds
     _cache.clear()
+
+
+def isolated() -> bool:
+    return _isolate
+
+
+def reset_workers(final: bool = False) -> None:
+    """End every worker (after each test, so the next test gets a fresh one)."""
+    for session in _sessions.values():
+        if final:
+            session.close()
+        else:
+            session.reset()
+
+
+def submission_file(name: str, spec: str) -> Path:
+    """The file that holds the implementation of kata ``name`` under ``spec``."""
+    if spec == "katas":
+        return catalog.KATAS_DIR / name / "__init__.py"
+    if spec == "solutions":
+        single = catalog.SOLUTIONS_DIR / f"{name}.py"
+        return single if single.exists() else catalog.SOLUTIONS_DIR / name / "__init__.py"
+    return resolve_submission(name, spec)
+
+
+def _remote(name: str) -> Any:
+    from graders import sandbox
+
+    if name not in _sessions:
+        _sessions[name] = sandbox.Session(name, submission_file(name, _impl_spec),
+                                          sandbox.Limits(call_seconds=_call_seconds))
+    return sandbox.RemoteModule(_sessions[name])
 
 
 def current_spec() -> str:
@@ -125,6 +168,12 @@ class KataImpl:
 
     def __getattr__(self, attr: str) -> Any:
         name = object.__getattribute__(self, "_name")
+        if _isolate:
+            try:
+                remote = _remote(name)
+            except SubmissionError:
+                raise
+            return getattr(remote, attr)
         module = load(name)
         try:
             return getattr(module, attr)
@@ -135,6 +184,26 @@ class KataImpl:
 
     def __repr__(self) -> str:
         return f"<implementation of kata {object.__getattribute__(self, '_name')!r} ({_impl_spec})>"
+
+
+def run_support(kata: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call ``fn`` (a module-level function of graders.support) in the implementation's
+    process: here when testing in-process, inside the sandboxed worker when isolated.
+
+    Use it for drivers that must live next to the implementation (a server and its
+    clients on one loopback, a leak check on the real object). The driver returns plain
+    data; the test keeps every expectation and assertion on its own side. Arguments are
+    plain data, objects the implementation returned, or the implementation's own classes
+    and functions (``m.StreamServer``).
+    """
+    module = getattr(fn, "__module__", "") or ""
+    if not module.startswith("graders.support."):
+        raise ValueError(f"run_support takes a graders.support function, not {fn!r}")
+    if not _isolate:
+        return fn(*args, **kwargs)
+    remote = _remote(kata)
+    session = object.__getattribute__(remote, "_session")
+    return session.support_call(module, fn.__name__, args, kwargs)
 
 
 def kata_impl(name: str) -> Any:

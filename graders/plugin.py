@@ -23,6 +23,7 @@ from typing import IO, Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from graders import catalog, impl
 
@@ -38,7 +39,8 @@ for _name, (_n, _derandomize) in PROFILES.items():
         max_examples=_n,
         deadline=None,
         derandomize=_derandomize,
-        database=None if _name != "kata" else settings.default.database,
+        database=None if _name != "kata" else DirectoryBasedExampleDatabase(
+            str(catalog.ROOT / ".hypothesis" / "examples")),
         print_blob=False,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                HealthCheck.filter_too_much],
@@ -60,6 +62,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="append one JSON line per test event to FILE")
     group.addoption("--skip-nodeids", default=None, metavar="FILE",
                     help="deselect the test node ids listed in FILE (one per line)")
+    group.addoption("--isolate", action="store_true",
+                    help="run the implementation in a sandboxed worker process (grading)")
     group.addoption("--no-rubric-summary", action="store_true",
                     help="do not print the rubric table at the end")
 
@@ -80,11 +84,12 @@ def _emit(event: dict[str, Any]) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "rubric(item): the rubric item of the kata this test scores for")
-    impl.configure(config.getoption("--impl"))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if getattr(config.option, "timeout", None) in (None, 0):
         config.option.timeout = 60.0
         config.option.timeout_method = "signal"
+    impl.configure(config.getoption("--impl"), isolate=config.getoption("--isolate"),
+                   call_seconds=float(config.option.timeout))
     path = config.getoption("--progress")
     _State.progress = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
     _State.results = {}
@@ -92,6 +97,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    impl.reset_workers(final=True)
     if _State.progress is not None:
         _State.progress.close()
         _State.progress = None
@@ -151,6 +157,17 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
     _emit({"event": "start", "nodeid": nodeid})
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    impl.reset_workers()  # isolated mode: each test gets a fresh worker
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if impl.isolated():
+        from graders import sandbox
+
+        _emit({"event": "sandbox", "capabilities": sandbox.capabilities().summary()})
 
 
 def _not_implemented_message(excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
@@ -216,12 +233,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
         return
     by_kata: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for item in _State.items:
-        kata = catalog.kata_of_test_path(Path(str(item.path)))
+        owner = catalog.kata_of_test_path(Path(str(item.path)))
         rub = rubric_of(item)
-        if kata is None or rub is None:
+        if owner is None or rub is None:
             continue
         outcome = _State.results.get(item.nodeid, ("not run", ""))[0]
-        by_kata[kata][rub].append(outcome)
+        by_kata[owner][rub].append(outcome)
     for kata_name, items in by_kata.items():
         kata = catalog.load(kata_name)
         tw = terminalreporter

@@ -23,6 +23,7 @@ fresh one serves the next.
 
 from __future__ import annotations
 
+import builtins
 import ctypes
 import ctypes.util
 import os
@@ -46,10 +47,13 @@ MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_BIND = 4096
+MS_MOVE = 8192
+MS_REMOUNT = 32
+MS_RDONLY = 1
 
-BUILTIN_EXCEPTIONS = {name: obj for name, obj in vars(__builtins__ if isinstance(
-    __builtins__, dict) else __builtins__.__dict__).items()
-    if isinstance(obj, type) and issubclass(obj, BaseException)}
+BUILTIN_EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
+                      if isinstance(obj, type) and issubclass(obj, BaseException)}
 
 
 class SubmissionError(Exception):
@@ -85,31 +89,80 @@ def _libc() -> Any:
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
-def _hidden_paths() -> list[str]:
-    root = catalog.ROOT
-    hide = [p for p in root.iterdir() if p.is_dir() and p.name not in (".nox",)]
-    shared = root.parent / "shared"
-    if shared.is_dir():
-        hide.append(shared)
-    for tmp in ("/tmp", "/var/tmp", "/dev/shm"):
-        if os.path.isdir(tmp):
-            hide.append(Path(tmp))
-    return [str(p) for p in hide]
+def _visible_paths() -> list[tuple[str, bool]]:
+    """(path, writable) for what the worker's private root shows: the system's programs
+    and libraries, the interpreter and its packages; nothing else of the host."""
+    import site
+
+    paths: list[tuple[str, bool]] = []
+    for p in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
+        if os.path.lexists(p):
+            paths.append((p, False))
+    extra = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
+             *[os.path.realpath(x) for x in site.getsitepackages()]}
+    for p in sorted(extra):
+        if os.path.isdir(p) and not any(p == q or p.startswith(q + "/") for q, _ in paths):
+            paths.append((p, False))
+    return paths
 
 
-def _preexec(uid: int | None, namespaces: bool, hide: list[str], limits: Limits) -> Any:
+def _build_root(libc: Any, new_root: str, scratch: str) -> None:
+    """In a private mount namespace: a tmpfs root holding read-only binds of the visible
+    paths, the scratch folder (writable), a private /tmp and a few devices; then chroot."""
+    if libc.mount(b"tmpfs", new_root.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+                  b"size=16m,mode=0755") != 0:
+        os._exit(95)
+    for path, writable in _visible_paths() + [(scratch, True)]:
+        inside = new_root + path
+        if os.path.islink(path):
+            os.makedirs(os.path.dirname(inside), exist_ok=True)
+            os.symlink(os.readlink(path), inside)
+            continue
+        os.makedirs(inside, exist_ok=True)
+        if libc.mount(path.encode(), inside.encode(), None, MS_BIND | MS_REC, None) != 0:
+            os._exit(94)
+        if not writable:
+            libc.mount(None, inside.encode(), None,
+                       MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID, None)
+    os.makedirs(new_root + "/tmp", exist_ok=True)
+    if libc.mount(b"tmpfs", (new_root + "/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+                  b"size=16m,mode=1777") != 0:
+        os._exit(93)
+    os.makedirs(new_root + "/dev", exist_ok=True)
+    for dev in ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"):
+        target = new_root + dev
+        open(target, "w").close()
+        libc.mount(dev.encode(), target.encode(), None, MS_BIND, None)
+    os.chroot(new_root)
+    os.chdir(scratch)
+
+
+def _loopback_up() -> None:
+    """Bring up the private namespace's own loopback, so that a kata can serve and connect
+    on 127.0.0.1 inside the worker; nothing outside the namespace is reachable."""
+    import fcntl
+    import socket
+    import struct
+
+    iff_up, iff_loopback, iff_running, siocsifflags = 0x1, 0x8, 0x40, 0x8914
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        ifreq = struct.pack("16sH14s", b"lo", iff_up | iff_loopback | iff_running, b"\0" * 14)
+        fcntl.ioctl(sock, siocsifflags, ifreq)
+
+
+def _preexec(uid: int | None, namespaces: bool, new_root: str | None, scratch: str | None,
+             limits: Limits) -> Any:
     def run() -> None:
         os.setsid()
-        if namespaces:
+        if namespaces and new_root and scratch:
             libc = _libc()
             if libc.unshare(CLONE_NEWNS | CLONE_NEWNET) != 0:
                 os._exit(97)
             if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
                 os._exit(98)
-            for path in hide:
-                if libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
-                              b"size=16m,mode=1777") != 0:
-                    os._exit(99)
+            _loopback_up()
+            _build_root(libc, new_root, scratch)
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
@@ -122,6 +175,12 @@ def _preexec(uid: int | None, namespaces: bool, hide: list[str], limits: Limits)
             resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     return run
+
+
+def _scratch_base() -> Path:
+    base = catalog.ROOT / ".nox" / "sandbox"
+    base.mkdir(parents=True, exist_ok=True)
+    return base
 
 
 _capabilities: Capabilities | None = None
@@ -138,18 +197,25 @@ def capabilities() -> Capabilities:
         _capabilities = caps
         return caps
     uid = _sandbox_uid() if os.geteuid() == 0 else None
-    probe = [sys.executable, "-I", "-c", "import numpy, json; print('ok')"]
+    probe = [sys.executable, "-I", "-c", "import numpy, json, os; print('ok', os.getcwd())"]
     for namespaces in (True, False):
         if namespaces and os.geteuid() != 0:
             continue
+        scratch = Path(tempfile.mkdtemp(prefix="probe-", dir=_scratch_base()))
+        new_root = Path(tempfile.mkdtemp(prefix="root-", dir=_scratch_base()))
+        if uid is not None:
+            os.chown(scratch, uid, uid)
         try:
-            out = subprocess.run(probe, preexec_fn=_preexec(uid, namespaces, _hidden_paths(),
-                                                            Limits()),
-                                 capture_output=True, text=True, timeout=60, cwd="/")
+            out = subprocess.run(probe, preexec_fn=_preexec(
+                uid, namespaces, str(new_root), str(scratch), Limits()),
+                capture_output=True, text=True, timeout=60, cwd=str(scratch))
         except (OSError, subprocess.SubprocessError) as exc:
             caps.notes.append(f"probe failed: {exc}")
             continue
-        if out.returncode == 0 and out.stdout.strip() == "ok":
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(new_root, ignore_errors=True)
+        if out.returncode == 0 and out.stdout.startswith("ok"):
             caps.network_namespace = caps.mount_namespace = namespaces
             caps.separate_uid = uid is not None
             break
@@ -157,7 +223,6 @@ def capabilities() -> Capabilities:
                           f"(exit {out.returncode}): {out.stderr.strip()[-300:]}")
     else:
         caps.separate_uid = False
-        uid = None
     if os.geteuid() != 0:
         caps.notes.append("not root: no private network namespace, no separate uid; "
                           "the worker runs as this user with resource limits only")
@@ -199,10 +264,8 @@ class Worker:
         caps = capabilities()
         self.limits = limits
         self.uid = _sandbox_uid() if caps.separate_uid else None
-        base = catalog.ROOT / ".nox" / "sandbox" if caps.mount_namespace else None
-        if base is not None:
-            base.mkdir(parents=True, exist_ok=True)
-        self.scratch = Path(tempfile.mkdtemp(prefix="kata-worker-", dir=base))
+        self.scratch = Path(tempfile.mkdtemp(prefix="kata-worker-", dir=_scratch_base()))
+        self.new_root = Path(tempfile.mkdtemp(prefix="root-", dir=_scratch_base()))
         here = Path(__file__).parent
         shutil.copy(here / "worker.py", self.scratch / "_kata_worker.py")
         shutil.copy(here / "wire.py", self.scratch / "_kata_wire.py")
@@ -228,7 +291,7 @@ class Worker:
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         env = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8",
-               "PYTHONHASHSEED": "0", "PYTHONPATH": str(self.scratch / "_support"),
+               "PYTHONHASHSEED": "0",
                "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
         for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
             if key in os.environ:
@@ -239,10 +302,10 @@ class Worker:
                  str(req_r), str(rep_w), str(target), module_name],
                 cwd=self.scratch, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                 pass_fds=(req_r, rep_w),
-                preexec_fn=_preexec(self.uid, caps.mount_namespace, _hidden_paths(), limits))
+                preexec_fn=_preexec(self.uid, caps.mount_namespace, str(self.new_root),
+                                    str(self.scratch), limits))
         os.close(req_r)
         os.close(rep_w)
-        # the worker needs PYTHONPATH for graders.support only: -E ignores it, so pass it in
         self.requests: BinaryIO = os.fdopen(req_w, "wb")
         self.replies: BinaryIO = os.fdopen(rep_r, "rb")
         self.dead: str | None = None
@@ -326,6 +389,7 @@ class Worker:
             except OSError:
                 pass
         shutil.rmtree(self.scratch, ignore_errors=True)
+        shutil.rmtree(self.new_root, ignore_errors=True)
         try:
             self.output_path.unlink()
         except OSError:
@@ -352,6 +416,15 @@ class Session:
         return self.worker
 
     def reset(self) -> None:
+        """End the current worker and start the next one at once, so that it boots while
+        the next test sets up."""
+        if self.worker is not None:
+            self.worker.kill()
+            self.worker = None
+            self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits)
+            self.generation += 1
+
+    def close(self) -> None:
         if self.worker is not None:
             self.worker.kill()
             self.worker = None
@@ -367,24 +440,34 @@ class Session:
             raise SubmissionError("the worker sent an invalid reply")
         raise self._exception(err)
 
+    def support_call(self, module: str, name: str, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> Any:
+        """Run a driver from graders.support inside the worker (for katas whose tests
+        need the implementation's own process, e.g. a server on the worker's loopback)."""
+        return self.call({"op": "support_call", "module": module, "name": name,
+                          "args": [_encode_arg(a) for a in args],
+                          "kwargs": {k: _encode_arg(v) for k, v in kwargs.items()}})
+
     def _exception(self, err: dict[str, Any]) -> BaseException:
         name, builtin = str(err.get("type", "")), str(err.get("builtin", ""))
         msg = str(err.get("msg", ""))
         where = str(err.get("where", ""))
         if name == "SubmissionError":
             return SubmissionError(msg)
-        if name in self.exc_classes:
-            return self.exc_classes[name](msg)
         if name in BUILTIN_EXCEPTIONS and name not in ("SystemExit", "KeyboardInterrupt",
                                                        "GeneratorExit"):
-            exc = BUILTIN_EXCEPTIONS[name](msg)
-            if name == "KeyError":
-                exc = KeyError(msg)
-            return exc
-        base = BUILTIN_EXCEPTIONS.get(builtin, Exception)
-        if not issubclass(base, Exception):
-            base = Exception
-        return type(name, (base,), {})(f"{msg}" + (f" (at {where})" if where else ""))
+            return BUILTIN_EXCEPTIONS[name](msg)
+        return self._exc_class(name, builtin)(msg + (f" (at {where})" if where else ""))
+
+    def _exc_class(self, name: str, builtin: str) -> type[BaseException]:
+        """The local stand-in of an exception class the submission defines (one per name,
+        so ``pytest.raises(m.OutOfSlots)`` matches what the worker raised)."""
+        if name not in self.exc_classes:
+            base = BUILTIN_EXCEPTIONS.get(builtin, Exception)
+            if not issubclass(base, Exception):
+                base = Exception
+            self.exc_classes[name] = type(name, (base,), {"__module__": "submission"})
+        return self.exc_classes[name]
 
     def _proxy(self, data: dict[str, Any], generation: int) -> Any:
         if data.get("$") == "fn":
@@ -393,12 +476,7 @@ class Session:
         kind = str(data.get("kind", "object"))
         name = str(data.get("name", "object"))
         if kind == "exc_class":
-            if name not in self.exc_classes:
-                base = BUILTIN_EXCEPTIONS.get(str(data.get("base")), Exception)
-                if not issubclass(base, Exception):
-                    base = Exception
-                self.exc_classes[name] = type(name, (base,), {"__module__": "submission"})
-            return self.exc_classes[name]
+            return self._exc_class(name, str(data.get("base")))
         return RemoteObject(self, handle, generation, kind, name)
 
 

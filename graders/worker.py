@@ -22,6 +22,9 @@ from typing import Any
 
 import _kata_wire as wire  # copied next to this file as _kata_wire.py
 
+# graders.support (functions and drivers both sides may use) is copied to ./_support
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "_support"))
+
 _objects: dict[int, Any] = {}
 _ids: dict[int, int] = {}
 _module: ModuleType | None = None
@@ -122,6 +125,12 @@ def _serve(request: dict[str, Any], path: str, name: str) -> Any:
         return None
     if op == "special":
         return _special(target, str(request["name"]), args)
+    if op == "support_call":
+        module = str(request["module"])
+        if not module.startswith("graders.support."):
+            raise ValueError(f"support calls may only name graders.support, not {module}")
+        _load(path, name)
+        return getattr(importlib.import_module(module), str(request["name"]))(*args, **kwargs)
     if op == "ping":
         return "pong"
     raise ValueError(f"unknown operation {op!r}")

@@ -1,0 +1,20 @@
+"""Recurses through C calls after lifting the recursion limit, overflowing the C stack.
+
+Honest: 0
+Stopped by: the worker dies of SIGSEGV; the test fails; a fresh worker serves the next.
+"""
+import sys
+
+
+class OutOfSlots(RuntimeError):
+    pass
+
+
+def _down(n):
+    return list(map(_down, [n + 1]))
+
+
+class RadixCache:
+    def __init__(self, num_slots):
+        sys.setrecursionlimit(10**8)
+        _down(0)

@@ -1,0 +1,23 @@
+"""Floods its output: hundreds of megabytes to stdout and stderr.
+
+Honest: 0
+Stopped by: the worker's output goes to a file capped by RLIMIT_FSIZE; reports keep a
+truncated tail.
+"""
+import sys
+
+
+class OutOfSlots(RuntimeError):
+    pass
+
+
+class RadixCache:
+    def __init__(self, num_slots):
+        block = "x" * (1 << 20)
+        for _ in range(300):
+            try:
+                sys.stdout.write(block)
+                sys.stderr.write(block)
+            except OSError:
+                break
+        raise RuntimeError("flooded")

@@ -1,0 +1,16 @@
+"""Allocates memory without bound.
+
+Honest: 0
+Stopped by: RLIMIT_AS (4 GiB): the allocation fails inside the worker.
+"""
+
+
+class OutOfSlots(RuntimeError):
+    pass
+
+
+class RadixCache:
+    def __init__(self, num_slots):
+        hog = []
+        while True:
+            hog.append(bytearray(256 << 20))

@@ -1,0 +1,24 @@
+"""Writes files outside its folder: into the repository, /tmp, root's home, the parent.
+
+Honest: 0
+Stopped by: the worker's uid owns only its scratch folder; /tmp is a private tmpfs.
+"""
+import os
+
+for path in ("/work/main/PWNED-BY-SUBMISSION", "/tmp/PWNED-BY-SUBMISSION",
+             "/root/PWNED-BY-SUBMISSION", "../PWNED-BY-SUBMISSION",
+             "/work/PWNED-BY-SUBMISSION"):
+    try:
+        with open(path, "w") as fh:
+            fh.write("pwned")
+    except OSError:
+        pass
+
+
+class OutOfSlots(RuntimeError):
+    pass
+
+
+class RadixCache:
+    def __init__(self, num_slots):
+        raise RuntimeError("wrote outside")
