@@ -32,28 +32,37 @@ def workload(n: int, seed: int = 7) -> tuple[list[bytes], list[int]]:
     return vocab, [rng.randrange(len(vocab)) for _ in range(n)]
 
 
-def stream_time(mod: Any, vocab: list[bytes], ids: list[int],
-                budget: float = float("inf")) -> tuple[float, int]:
+def stream_time(mod: Any, vocab: list[bytes], ids: list[int], stops: list[str],
+                budget: float = float("inf")) -> tuple[float, int, str]:
     """Seconds to push ``ids`` one at a time and finish; stops early past ``budget``.
 
-    Returns (seconds, tokens pushed)."""
-    d = mod.StreamDetokenizer(vocab, STOPS)
+    Returns (seconds, tokens pushed, the text streamed)."""
+    d = mod.StreamDetokenizer(vocab, stops)
+    out = []
     start = time.perf_counter()
     for k, t in enumerate(ids):
-        d.push([t])
+        out.append(d.push([t]))
         if k % 500 == 499 and time.perf_counter() - start > budget:
-            return time.perf_counter() - start, k + 1
-    d.finish()
-    return time.perf_counter() - start, len(ids)
+            return time.perf_counter() - start, k + 1, "".join(out)
+    out.append(d.finish())
+    return time.perf_counter() - start, len(ids), "".join(out)
 
 
-def growth(mod: Any) -> tuple[bool, str]:
-    """(passed, what was measured)."""
+def growth(mod: Any, stops: list[str] = STOPS) -> tuple[bool, str]:
+    """(passed, what was measured). The timed stream must also be right: a fast wrong
+    answer is not linear time."""
+    from tests.stream_detok.helpers import reference
+
     vocab, ids = workload(LARGE)
+    _, _, text = stream_time(mod, vocab, ids[:2000], stops)
+    want = reference(vocab, ids[:2000], stops, False)[0]
+    if text != want:
+        return False, (f"the timed stream is wrong: after 2000 tokens it sent {text[:60]!r}..., "
+                       f"the whole-output reference is {want[:60]!r}...")
     notes = []
     for attempt in range(2):
-        t_small = min(stream_time(mod, vocab, ids[:SMALL])[0] for _ in range(1 + attempt))
-        t_large, done = stream_time(mod, vocab, ids, budget=LIMIT * t_small)
+        t_small = min(stream_time(mod, vocab, ids[:SMALL], stops)[0] for _ in range(1 + attempt))
+        t_large, done, _ = stream_time(mod, vocab, ids, stops, budget=LIMIT * t_small)
         if done == LARGE and t_large < LIMIT * t_small:
             return True, f"ratio {t_large / t_small:.1f} ({t_small:.3f}s, {t_large:.3f}s)"
         notes.append(f"10k tokens took {t_small:.3f}s; after {LIMIT:g}x that "

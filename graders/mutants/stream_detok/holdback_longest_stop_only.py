@@ -1,6 +1,6 @@
 """Holds back only prefixes of the longest stop string, so a shorter stop split across pushes leaks.
 
-Rubric: stop_across_tokens
+Rubric: minimal_holdback
 
 A blind-test bug: written on top of the per-character alternative, not the reference.
 """
