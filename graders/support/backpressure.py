@@ -491,19 +491,21 @@ def churn_sizes(buffers: Any, bounds: Sequence[Sequence[int]]) -> list[int]:
 
 
 def big_streams_sizes(buffers: Any, n_streams: int, first: int, second: int) -> list[int]:
-    """``size_of(buffers)`` before and after ``n_streams`` streams that each receive
-    ``first`` bytes and then end: odd ones by a disconnect, even ones by more output of
-    ``second`` bytes."""
+    """``size_of(buffers)`` before, while and after ``n_streams`` streams are open that
+    each received ``first`` bytes; then they end: odd ones by a disconnect, even ones by
+    more output of ``second`` bytes."""
     before = size_of(buffers)
-    for i in range(n_streams):
-        sid = f"big-{i}"
+    ids = [f"big-{i}" for i in range(n_streams)]
+    for sid in ids:
         buffers.open(sid)
         buffers.on_output(sid, b"z" * first)
+    holding = size_of(buffers)
+    for i, sid in enumerate(ids):
         if i % 2:
             buffers.on_disconnect(sid)
         else:
             buffers.on_output(sid, b"z" * second)
-    return [before, size_of(buffers)]
+    return [before, holding, size_of(buffers)]
 
 
 def disconnect_sizes(buffers: Any, n_streams: int) -> list[int]:
