@@ -5,6 +5,12 @@ and calls ``add``, ``cancel``, ``step`` and ``busy``; the tests read its records
 (``cancels``, ``emitted``, ``finished``) to see what the server asked of it. It is not part
 of what the candidate writes.
 
+The second half holds the drivers the tests run next to the implementation (in the
+grader's sandboxed worker, or in the test's own process): a server scenario over loopback
+sockets, memory and work measurements of an ``OutputBuffers``. They only observe and
+report plain data (bytes received, engine records, sizes, seconds); every expectation is
+in the tests.
+
 The engine is deterministic: a prompt ``b"<name> <n_tokens> <token_bytes>"`` produces
 ``n_tokens`` tokens of ``token_bytes`` bytes each, one token per running generation per
 ``step()``. Like a real batched engine, a cancel takes effect after the step already in
@@ -15,9 +21,19 @@ accept such late output.
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import selectors
+import socket
+import sys
 import threading
+import time
+import types
 from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 
 def parse_prompt(prompt: bytes) -> tuple[str, int, int]:
@@ -136,3 +152,400 @@ class FakeEngine:
         """Copies of ``(cancels, emitted, finished)`` taken under the lock."""
         with self._lock:
             return dict(self.cancels), dict(self.emitted), set(self.finished)
+
+
+# -- drivers: run next to the implementation, report plain data ---------------------------
+
+HOST = "127.0.0.1"
+SLOW_RCVBUF = 4096
+
+
+def kernel_buffer_bound() -> int:
+    """An upper bound on what the kernel's buffers absorb for a client that never reads.
+
+    The sender's buffer grows up to tcp_wmem's maximum; the client's receive buffer is
+    pinned small (``SLOW_RCVBUF``), counted here as 1 MiB to be safe.
+    """
+    try:
+        with open("/proc/sys/net/ipv4/tcp_wmem", encoding="ascii") as f:
+            wmem = int(f.read().split()[2])
+    except (OSError, ValueError, IndexError):
+        wmem = 16 << 20
+    return wmem + (1 << 20)
+
+
+class ServerThread:
+    """``server_cls(engine, budget)`` started on 127.0.0.1 in a background event loop.
+
+    The server runs in its own thread and event loop; the clients are plain blocking code
+    with deadlines, so a server that hangs ends a scenario instead of hanging it.
+    """
+
+    def __init__(self, server_cls: Any, engine: FakeEngine, budget: int,
+                 timeout: float = 5.0) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True,
+                                       name="backpressure-server")
+        self.thread.start()
+        self.timeout = timeout
+
+        async def make_and_start() -> tuple[Any, Any]:
+            server = server_cls(engine, budget)
+            port = await server.start(HOST, 0)
+            return server, port
+
+        try:
+            self.server, self.port = self.run(make_and_start(), "StreamServer.start")
+        except BaseException:
+            self._shutdown_loop()
+            raise
+        if not isinstance(self.port, int) or not 0 < self.port < 65536:
+            self._shutdown_loop()
+            raise TypeError(f"StreamServer.start must return the port (an int), got {self.port!r}")
+
+    def run(self, coro: Any, what: str) -> Any:
+        fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return fut.result(self.timeout)
+        except TimeoutError:
+            fut.cancel()
+            raise TimeoutError(f"{what} did not return within {self.timeout} s") from None
+
+    def stop(self) -> None:
+        try:
+            self.run(self.server.stop(), "StreamServer.stop")
+        finally:
+            self._shutdown_loop()
+
+    def _shutdown_loop(self) -> None:
+        async def cancel_rest() -> None:
+            me = asyncio.current_task()
+            rest = [t for t in asyncio.all_tasks() if t is not me]
+            for t in rest:
+                t.cancel()
+            if rest:
+                await asyncio.wait(rest, timeout=1.0)
+
+        try:
+            asyncio.run_coroutine_threadsafe(cancel_rest(), self.loop).result(2.0)
+        except Exception:  # noqa: BLE001 - best effort: the loop may be stuck
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(2.0)
+        if not self.thread.is_alive():
+            self.loop.close()
+
+
+@contextmanager
+def running_server(server_cls: Any, engine: FakeEngine, budget: int) -> Iterator[ServerThread]:
+    """A started ``ServerThread``, stopped on the way out (a failing stop is re-raised only
+    when the body succeeded)."""
+    srv = ServerThread(server_cls, engine, budget)
+    ok = False
+    try:
+        yield srv
+        ok = True
+    finally:
+        if ok:
+            srv.stop()
+        else:
+            try:
+                srv.stop()
+            except BaseException:  # noqa: BLE001 - the body's own failure matters more
+                pass
+
+
+def connect(port: int, prompt: bytes, rcvbuf: int | None = None) -> socket.socket:
+    """A client that connected and sent ``prompt`` plus the newline."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(5.0)
+    s.connect((HOST, port))
+    s.sendall(prompt + b"\n")
+    return s
+
+
+def read_until_closed(socks: dict[str, socket.socket], deadline: float,
+                      stop_after: dict[str, int] | None = None
+                      ) -> tuple[dict[str, bytes], set[str]]:
+    """Read from every socket until the server closes it or ``deadline`` passes.
+
+    Returns what each client received and the names whose connection was closed (EOF or
+    reset). ``stop_after[name] = n``: stop reading that client once it holds ``n`` bytes.
+    """
+    got = {name: bytearray() for name in socks}
+    closed: set[str] = set()
+    sel = selectors.DefaultSelector()
+    for name, s in socks.items():
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ, name)
+    try:
+        while len(sel.get_map()) and time.monotonic() < deadline:
+            for key, _ in sel.select(timeout=max(0.0, min(0.05, deadline - time.monotonic()))):
+                name = key.data
+                try:
+                    data = socks[name].recv(1 << 16)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    closed.add(name)
+                    sel.unregister(socks[name])
+                    continue
+                got[name] += data
+                if stop_after and name in stop_after and len(got[name]) >= stop_after[name]:
+                    sel.unregister(socks[name])
+    finally:
+        sel.close()
+    return {k: bytes(v) for k, v in got.items()}, closed
+
+
+def wait_for(cond: Callable[[], bool], timeout: float) -> bool:
+    """Poll ``cond`` until it holds or ``timeout`` seconds pass; whether it held."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.005)
+    return cond()
+
+
+def _records(engine: FakeEngine, sids: dict[str, str]) -> dict[str, Any]:
+    cancels, emitted, finished = engine.snapshot()
+    return {"sids": dict(sids), "cancels": cancels, "emitted": emitted,
+            "finished": sorted(finished)}
+
+
+def run_server_scenario(server_cls: Any, budget: int,
+                        steps: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """Start ``server_cls(FakeEngine(), budget)`` on 127.0.0.1, play ``steps`` with
+    blocking clients, stop the server, and report what was observed.
+
+    Clients are named by the generation name of their prompt (``b"alice 10 4"``: alice).
+    Steps, each a list whose first element says what to do:
+
+    - ``["connect", name, prompt, rcvbuf]``: connect a client (``rcvbuf``: its SO_RCVBUF,
+      or None) and send the prompt line;
+    - ``["await_stream", name, timeout]``: wait until the server called ``engine.add`` for
+      the client; reports ``held``, ``sid`` and ``seconds``;
+    - ``["read", names, seconds, stop_after]``: read those clients until the server closes
+      them or ``seconds`` pass (``stop_after``: {name: bytes} to stop reading a client
+      early, or None); reports ``got`` (name: bytes), ``closed`` (names) and ``seconds``;
+    - ``["close", name]``: the client closes its connection;
+    - ``["await_cancel", name, timeout]`` / ``["await_finished", name, timeout]``: wait
+      until the engine recorded a cancel of / the last token of the client's stream;
+      reports ``held`` and ``seconds``;
+    - ``["sleep", seconds]``;
+    - ``["records"]``: the engine's records now.
+
+    Returns ``{"steps": [one report per step], "after_stop": records, "stop_error": str or
+    None}``, where records are ``{"sids": {name: stream id}, "cancels": {sid: calls},
+    "emitted": {sid: bytes}, "finished": [sid, ...]}``. An exception of the server's
+    ``__init__`` or ``start`` (or a start that does not return in 5 s) propagates.
+    """
+    engine = FakeEngine()
+    socks: dict[str, socket.socket] = {}
+    sids: dict[str, str] = {}
+    reports: list[dict[str, Any]] = []
+
+    def sid_of(name: str) -> str | None:
+        if name not in sids:
+            sid = engine.stream_of(name)
+            if sid is None:
+                return None
+            sids[name] = sid
+        return sids[name]
+
+    def timed_wait(cond: Callable[[], bool], timeout: float) -> dict[str, Any]:
+        t0 = time.monotonic()
+        held = wait_for(cond, timeout)
+        return {"held": held, "seconds": time.monotonic() - t0}
+
+    srv = ServerThread(server_cls, engine, budget)
+    try:
+        for step in steps:
+            op = step[0]
+            if op == "connect":
+                _, name, prompt, rcvbuf = step
+                socks[name] = connect(srv.port, bytes(prompt), rcvbuf)
+                reports.append({})
+            elif op == "await_stream":
+                _, name, timeout = step
+                report = timed_wait(lambda: sid_of(name) is not None, timeout)
+                report["sid"] = sid_of(name)
+                reports.append(report)
+            elif op == "read":
+                _, names, seconds, stop_after = step
+                t0 = time.monotonic()
+                got, closed = read_until_closed({n: socks[n] for n in names}, t0 + seconds,
+                                                stop_after=stop_after)
+                reports.append({"got": got, "closed": sorted(closed),
+                                "seconds": time.monotonic() - t0})
+            elif op == "close":
+                socks[step[1]].close()
+                reports.append({})
+            elif op in ("await_cancel", "await_finished"):
+                _, name, timeout = step
+
+                def happened(name: str = name, op: str = op) -> bool:
+                    sid = sid_of(name)
+                    if sid is None:
+                        return False
+                    cancels, _, finished = engine.snapshot()
+                    return cancels.get(sid, 0) >= 1 if op == "await_cancel" else sid in finished
+
+                reports.append(timed_wait(happened, timeout))
+            elif op == "sleep":
+                time.sleep(step[1])
+                reports.append({})
+            elif op == "records":
+                reports.append(_records(engine, sids))
+            else:
+                raise ValueError(f"unknown scenario step {step!r}")
+    except BaseException:
+        try:
+            srv.stop()
+        except BaseException:  # noqa: BLE001 - the step's own failure matters more
+            pass
+        raise
+    finally:
+        for s in socks.values():
+            s.close()
+    stop_error: str | None = None
+    try:
+        srv.stop()
+    except Exception as exc:  # noqa: BLE001 - reported, judged by the test
+        stop_error = f"{type(exc).__name__}: {exc}"
+    for prompt in list(engine.prompts.values()):
+        sid_of(parse_prompt(prompt)[0])
+    return {"steps": reports, "after_stop": _records(engine, sids), "stop_error": stop_error}
+
+
+_SKIP = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+         types.MethodType, types.CodeType, types.FrameType)
+
+
+def deep_size(root: object) -> int:
+    """Bytes of every object reachable from ``root`` (classes, modules, functions aside)."""
+    seen: set[int] = set()
+    stack = [root]
+    total = 0
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, _SKIP):
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        stack.extend(gc.get_referents(obj))
+    return total
+
+
+def size_of(buffers: Any) -> int:
+    """``deep_size`` of an object after a garbage collection."""
+    gc.collect()
+    return deep_size(buffers)
+
+
+def churn(buffers: Any, start: int, stop: int) -> None:
+    """Streams ``stream-<start>`` .. ``stream-<stop - 1>``, four open at a time, each ending
+    one of four ways (delivered, overflow, disconnect mid-generation, disconnect while a
+    finished stream drains), followed by late events for each."""
+    b = buffers
+    for i in range(start, stop, 4):
+        ids = [f"stream-{j}" for j in range(i, min(i + 4, stop))]
+        for k, sid in enumerate(ids):
+            b.open(sid)
+            b.on_output(sid, b"abc")
+            how = (i // 4 + k) % 4
+            if how == 0:            # delivered and closed
+                chunk = b.next_write(sid, 2)
+                b.write_done(sid, len(chunk))
+                b.on_finish(sid)
+                chunk = b.next_write(sid, 8)
+                b.write_done(sid, len(chunk))
+            elif how == 1:          # overflow
+                b.on_output(sid, b"x" * 100)
+            elif how == 2:          # disconnect mid-generation
+                b.next_write(sid, 1)
+                b.on_disconnect(sid)
+            else:                   # finished, then the client left while draining
+                b.on_finish(sid)
+                b.on_disconnect(sid)
+        for sid in ids:
+            b.on_output(sid, b"late")
+            b.on_finish(sid)
+            b.on_disconnect(sid)
+            b.write_done(sid, 0)
+
+
+def churn_sizes(buffers: Any, bounds: Sequence[Sequence[int]]) -> list[int]:
+    """``size_of(buffers)`` before any churn, then after ``churn(buffers, start, stop)``
+    for each ``(start, stop)`` in ``bounds``."""
+    sizes = [size_of(buffers)]
+    for start, stop in bounds:
+        churn(buffers, start, stop)
+        sizes.append(size_of(buffers))
+    return sizes
+
+
+def big_streams_sizes(buffers: Any, n_streams: int, first: int, second: int) -> list[int]:
+    """``size_of(buffers)`` before, while and after ``n_streams`` streams are open that
+    each received ``first`` bytes; then they end: odd ones by a disconnect, even ones by
+    more output of ``second`` bytes."""
+    before = size_of(buffers)
+    ids = [f"big-{i}" for i in range(n_streams)]
+    for sid in ids:
+        buffers.open(sid)
+        buffers.on_output(sid, b"z" * first)
+    holding = size_of(buffers)
+    for i, sid in enumerate(ids):
+        if i % 2:
+            buffers.on_disconnect(sid)
+        else:
+            buffers.on_output(sid, b"z" * second)
+    return [before, holding, size_of(buffers)]
+
+
+def disconnect_sizes(buffers: Any, n_streams: int) -> list[int]:
+    """``size_of(buffers)`` before and after ``n_streams`` streams that each receive
+    ``b"abc"``, disconnect, then receive late output."""
+    before = size_of(buffers)
+    for i in range(n_streams):
+        sid = f"s{i}"
+        buffers.open(sid)
+        buffers.on_output(sid, b"abc")
+        buffers.on_disconnect(sid)
+        buffers.on_output(sid, b"late")
+    return [before, size_of(buffers)]
+
+
+def open_streams(buffers: Any, n_streams: int, data: bytes) -> None:
+    """Open ``other-0`` .. ``other-<n_streams - 1>``, each holding ``data``."""
+    for i in range(n_streams):
+        buffers.open(f"other-{i}")
+        buffers.on_output(f"other-{i}", data)
+
+
+def time_events(buffers: Any, rounds: int, repeats: int = 1) -> list[float]:
+    """Seconds (``time.perf_counter``) that ``rounds`` short streams take, ``repeats``
+    times: each opens, gets two outputs, one write and its ack, finishes, disconnects and
+    gets late output."""
+    b = buffers
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for i in range(rounds):
+            sid = f"probe-{i}"
+            b.open(sid)
+            b.on_output(sid, b"hello")
+            b.on_output(sid, b"world")
+            chunk = b.next_write(sid, 4)
+            b.write_done(sid, len(chunk))
+            b.buffered(sid)
+            b.on_finish(sid)
+            b.on_disconnect(sid)
+            b.on_output(sid, b"late")
+        times.append(time.perf_counter() - t0)
+    return times
