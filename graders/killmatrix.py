@@ -26,8 +26,12 @@ def mutant_files(kata: catalog.Kata) -> list[Path]:
 
 
 def alternative_files(kata: catalog.Kata) -> list[Path]:
+    """Independent correct solutions: single files, or folders (a copy of the kata folder,
+    for katas whose submission holds more than the module, e.g. a test file)."""
     folder = catalog.ROOT / "graders" / "alternatives" / kata.name
-    return sorted(p for p in folder.glob("*.py") if p.name != "__init__.py")
+    files = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+    files += [p for p in folder.glob("*/__init__.py")]
+    return sorted(files)
 
 
 def named_item(path: Path) -> str:
@@ -59,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     for path, g in zip(files, grades):
         lost = [r.item.id for r in g.items if r.status == "failed"]
-        if path.parent.name == kata.name and path.parent.parent.name == "alternatives":
+        if "alternatives" in path.parts:
             caught = "full marks" if not lost else "WRONG: a correct solution lost items"
             ok &= not lost
             label = "(correct)"
@@ -68,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             hit = all(i.id in lost for i in kata.tested_items) if label == "*" else label in lost
             caught = "yes" if hit else "NO"
             ok &= hit
-        print(f"| {path.stem} | {label} | {', '.join(lost) or '-'} | {caught} | "
+        stem = path.parent.name if path.name == "__init__.py" else path.stem
+        print(f"| {stem} | {label} | {', '.join(lost) or '-'} | {caught} | "
               f"{g.score}/{g.max_score} | {g.seconds:.1f} |")
     return 0 if ok else 1
 

@@ -159,8 +159,13 @@ def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) 
     _emit({"event": "start", "nodeid": nodeid})
 
 
-def pytest_runtest_teardown(item: pytest.Item) -> None:
-    impl.reset_workers()  # isolated mode: each test gets a fresh worker
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    # Isolated mode: each test file gets a fresh worker (a worker that died or hung is
+    # replaced at once, before the next test). Starting one per test would triple the
+    # cost of katas with many small tests, and buys nothing: the worker only ever sees
+    # inputs, never an expected value.
+    if nextitem is None or nextitem.path != item.path:
+        impl.reset_workers()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -17,8 +17,8 @@ worker's own two files, with:
   but its scratch folder, and every process it leaves behind can be found and killed);
 - a wall-clock limit per call; its output goes to a file, truncated.
 
-One worker serves one test; a crashed or killed worker fails the test it was serving and a
-fresh one serves the next.
+One worker serves the tests of one test file; a crashed or killed worker fails the test it
+was serving and a fresh one serves the next test.
 """
 
 from __future__ import annotations

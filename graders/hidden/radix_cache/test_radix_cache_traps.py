@@ -298,6 +298,20 @@ def test_failed_acquire_evicts_nothing():
 
 
 @pytest.mark.rubric("atomic_failure")
+def test_slots_the_call_itself_pins_are_not_evictable():
+    """Found by a blind solution: counting the request's own matched prefix as evictable
+    lets the check pass, then eviction runs, then the shortfall shows."""
+    d = Driver(6)
+    d.cache_seq([0, 1])
+    d.cache_seq([7, 8])                      # free 2, cached 4
+    before = stats_ok(d.cache, 6)
+    with pytest.raises(rc.OutOfSlots):
+        d.cache.acquire([0, 1, 3, 4, 5, 6, 9])  # pins [0, 1]; needs 5 > 2 free + 2 evictable
+    assert stats_ok(d.cache, 6) == before, "a failed acquire must change nothing"
+    assert d.cached_len([7, 8]) == 2, "a failed acquire must not evict"
+
+
+@pytest.mark.rubric("atomic_failure")
 def test_failed_extend_changes_nothing():
     d = Driver(6)
     d.cache_seq([1, 2])

@@ -1,7 +1,8 @@
 """Imports the reference module by putting the repository on sys.path.
 
 Honest: 0
-Stopped by: the worker's import path lacks the repository, and its folders are hidden.
+Stopped by: the worker's import path lacks the repository, and its private root does not
+contain it.
 """
 import os
 import sys

@@ -2,7 +2,8 @@
 one on port 47613) and to any local address it can find.
 
 Honest: 0
-Stopped by: the worker's private network namespace has no interface up, not even loopback.
+Stopped by: the worker's private network namespace: its own loopback holds nothing of
+the host's, and no other interface exists.
 """
 import socket
 

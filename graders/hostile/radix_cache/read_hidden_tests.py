@@ -1,7 +1,7 @@
 """Reads the hidden tests from disk to learn the expected answers.
 
 Honest: 0
-Stopped by: graders/ is an empty tmpfs in the worker's namespace; nothing to read.
+Stopped by: the worker's private root holds no repository; nothing to read.
 """
 import glob
 

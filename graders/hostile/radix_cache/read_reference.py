@@ -1,7 +1,8 @@
 """Searches the disk for the reference solution and runs it in place of its own code.
 
 Honest: 0
-Stopped by: the repository's folders are empty tmpfs mounts in the worker's namespace.
+Stopped by: the worker's private root (a chroot) holds the system's libraries, the
+interpreter and its scratch folder, not the repository.
 """
 import os
 

@@ -1,8 +1,9 @@
 """Records every call and its answer on disk to replay them in later tests.
 
 Honest: 0
-Stopped by: every test gets a fresh worker in a fresh scratch folder; the previous one's
-files are gone (and /tmp is private to each worker).
+Stopped by: each test file gets a fresh worker in a fresh scratch folder (and /tmp is
+private to each worker), so nothing survives from one grade to the next; within a file the
+worker only ever sees inputs, never an expected value.
 """
 import json
 import os

@@ -1,0 +1,422 @@
+"""Shared helpers for the top_p tests: bf16 rounding, a model of the truth, statistics,
+and a counter of Python-level steps.
+
+The model (``model_mask``, ``model_sample``) follows the prompt's definitions literally,
+one row at a time: distinct logit values in decreasing order, the mass of every set
+"tokens >= value", the first such set that reaches ``p - 1e-6``. It never sorts tokens,
+so it cannot depend on a tie order.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+TOL = 1e-6            # the prompt's mass tolerance
+CLEAR = 1e-8          # tests keep every boundary at least this far from p - TOL and from u
+VOCAB_128K = 131072
+
+
+# ---------------------------------------------------------------- inputs
+def bf16_round(x: np.ndarray) -> np.ndarray:
+    """Round to the nearest bfloat16 value (ties to even), returned as float32.
+
+    bf16 keeps float32's exponent and the top 7 stored mantissa bits, so rounding is done
+    on the float32 bit pattern: add half of the dropped 16 bits (plus the lowest kept bit
+    for ties to even) and clear them. Finite inputs only (infinities pass through).
+    """
+    f = np.ascontiguousarray(x, dtype=np.float32)
+    bits = f.view(np.uint32).astype(np.uint64)
+    finite = np.isfinite(f)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    out = np.where(finite, rounded.view(np.float32), f)
+    return out.astype(np.float32)
+
+
+def rows_of(rng: np.random.Generator, rows: int, vocab: int, scale: float,
+            bf16: bool = False, offset: float = 0.0) -> np.ndarray:
+    """Normal logits (float32), optionally bf16-rounded; ``offset`` shifts every row."""
+    x = (rng.standard_normal((rows, vocab)) * scale + offset).astype(np.float32)
+    return bf16_round(x) if bf16 else x
+
+
+# ---------------------------------------------------------------- the model
+def _topk_row(x: np.ndarray, k: int) -> np.ndarray:
+    finite = np.isfinite(x)
+    n = int(finite.sum())
+    if k <= 0 or k >= n:
+        return finite
+    kth = np.sort(x[finite])[::-1][k - 1]
+    return finite & (x >= kth)
+
+
+def _weights_row(x: np.ndarray, t: float, keep: np.ndarray) -> np.ndarray:
+    """exp((x - max) / T) on the kept tokens, 0 elsewhere (float64)."""
+    x64 = x.astype(np.float64)
+    top = x64[keep].max()
+    w = np.zeros_like(x64)
+    w[keep] = np.exp((x64[keep] - top) / t)
+    return w
+
+
+def _value_masses(x: np.ndarray, t: float, keep: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct kept values in decreasing order and the mass of "kept tokens >= value"."""
+    w = _weights_row(x, t, keep)
+    values, inverse = np.unique(x[keep], return_inverse=True)
+    group = np.bincount(inverse.ravel(), weights=w[keep], minlength=len(values))
+    total = math.fsum(w[keep])
+    return values[::-1], np.cumsum(group[::-1]) / total
+
+
+def model_mask_row(x: np.ndarray, t: float, p: float, k: int) -> np.ndarray:
+    finite = np.isfinite(x)
+    if t == 0:
+        return finite & (x == x[finite].max())
+    keep = _topk_row(x, k)
+    if p >= 1:
+        return keep
+    values, masses = _value_masses(x, t, keep)
+    j = int(np.argmax(masses >= p - TOL))
+    return keep & (x >= values[j])
+
+
+def p_margin_row(x: np.ndarray, t: float, p: float, k: int) -> float:
+    """How far p - TOL is from the mass of every candidate set (inf when p is unused)."""
+    if t == 0 or p >= 1:
+        return math.inf
+    _, masses = _value_masses(x, t, _topk_row(x, k))
+    return float(np.min(np.abs(masses - (p - TOL))))
+
+
+def model_mask(x: np.ndarray, t: Any, p: Any, k: Any = None) -> np.ndarray:
+    rows = x.shape[0]
+    k = np.zeros(rows, dtype=np.int64) if k is None else k
+    return np.stack([model_mask_row(x[b], float(t[b]), float(p[b]), int(k[b]))
+                     for b in range(rows)])
+
+
+def p_margin(x: np.ndarray, t: Any, p: Any, k: Any = None) -> float:
+    rows = x.shape[0]
+    k = np.zeros(rows, dtype=np.int64) if k is None else k
+    return min(p_margin_row(x[b], float(t[b]), float(p[b]), int(k[b])) for b in range(rows))
+
+
+def clear_p(x: np.ndarray, t: float, p: float, k: int = 0) -> float:
+    """``p`` nudged up until no candidate mass lies within CLEAR of ``p - TOL``."""
+    for _ in range(50):
+        if p_margin_row(x, t, p, k) > CLEAR:
+            return p
+        p += 3 * CLEAR
+    raise AssertionError("could not find a p clear of the tolerance edge")
+
+
+def kept_cdf_row(x: np.ndarray, t: float, p: float, k: int) -> np.ndarray:
+    """F(i): the renormalized kept mass of tokens 0..i (token-id order)."""
+    keep = model_mask_row(x, t, p, k)
+    w = _weights_row(x, t if t > 0 else 1.0, keep)
+    return np.cumsum(w) / math.fsum(w)
+
+
+def model_sample_row(x: np.ndarray, t: float, p: float, k: int, u: float) -> int:
+    keep = model_mask_row(x, t, p, k)
+    if t == 0:
+        return int(np.flatnonzero(keep)[0])
+    f = kept_cdf_row(x, t, p, k)
+    return int(min(np.searchsorted(f, u, side="right"), np.flatnonzero(np.diff(
+        np.concatenate([[0.0], f])) > 0)[-1]))
+
+
+def u_margin_row(x: np.ndarray, t: float, p: float, k: int, u: float) -> float:
+    if t == 0:
+        return math.inf
+    f = kept_cdf_row(x, t, p, k)
+    return float(np.min(np.abs(f - u)))
+
+
+def model_sample(x: np.ndarray, t: Any, p: Any, u: Any, k: Any = None) -> np.ndarray:
+    rows = x.shape[0]
+    k = np.zeros(rows, dtype=np.int64) if k is None else k
+    return np.array([model_sample_row(x[b], float(t[b]), float(p[b]), int(k[b]), float(u[b]))
+                     for b in range(rows)], dtype=np.int64)
+
+
+def u_margin(x: np.ndarray, t: Any, p: Any, u: Any, k: Any = None) -> float:
+    rows = x.shape[0]
+    k = np.zeros(rows, dtype=np.int64) if k is None else k
+    return min(u_margin_row(x[b], float(t[b]), float(p[b]), int(k[b]), float(u[b]))
+               for b in range(rows))
+
+
+# ---------------------------------------------------------------- checks
+def describe_row(x: np.ndarray, limit: int = 12) -> str:
+    if x.size <= limit:
+        return np.array2string(x, precision=6, max_line_width=200)
+    vals, counts = np.unique(x, return_counts=True)
+    top = ", ".join(f"{v:.6g} x{c}" for v, c in zip(vals[::-1][:6], counts[::-1][:6]))
+    return f"{x.size} logits ({x.dtype}), {len(vals)} distinct; largest values: {top}, ..."
+
+
+def check_mask(got: Any, want: np.ndarray, x: np.ndarray, t: Any, p: Any, k: Any = None,
+               what: str = "") -> None:
+    got = np.asarray(got)
+    assert got.shape == want.shape, f"{what}kept_mask shape {got.shape}, expected {want.shape}"
+    assert got.dtype == np.bool_, f"{what}kept_mask must return a bool array, got {got.dtype}"
+    bad = np.flatnonzero((got != want).any(axis=1))
+    if bad.size == 0:
+        return
+    b = int(bad[0])
+    extra = np.flatnonzero(got[b] & ~want[b])
+    missing = np.flatnonzero(want[b] & ~got[b])
+    kk = None if k is None else int(np.asarray(k)[b])
+    xs = x[b]
+    raise AssertionError(
+        f"{what}row {b} of {x.shape[0]}: temperature={float(t[b])!r}, top_p={float(p[b])!r}, "
+        f"top_k={kk}\n  logits: {describe_row(xs)}\n"
+        f"  expected {int(want[b].sum())} kept tokens, got {int(got[b].sum())}\n"
+        f"  kept but should not be: ids {extra[:8].tolist()} with logits {xs[extra[:8]].tolist()}\n"
+        f"  missing: ids {missing[:8].tolist()} with logits {xs[missing[:8]].tolist()}")
+
+
+def check_sample(got: Any, want: np.ndarray, x: np.ndarray, t: Any, p: Any, u: Any,
+                 k: Any = None, what: str = "") -> None:
+    got = np.asarray(got)
+    assert got.shape == want.shape, f"{what}sample shape {got.shape}, expected {want.shape}"
+    assert got.dtype.kind in "iu", f"{what}sample must return integer ids, got {got.dtype}"
+    bad = np.flatnonzero(got != want)
+    if bad.size == 0:
+        return
+    b = int(bad[0])
+    kk = None if k is None else int(np.asarray(k)[b])
+    raise AssertionError(
+        f"{what}row {b} of {x.shape[0]}: temperature={float(t[b])!r}, top_p={float(p[b])!r}, "
+        f"top_k={kk}, u={float(u[b])!r}\n  logits: {describe_row(x[b])}\n"
+        f"  expected token {int(want[b])} (logit {x[b][want[b]]}), got {int(got[b])}"
+        + (f" (logit {x[b][got[b]]})" if 0 <= int(got[b]) < x.shape[1] else ""))
+
+
+# ---------------------------------------------------------------- statistics
+def chi2_sf(stat: float, df: int) -> float:
+    """P(chi-square with ``df`` degrees of freedom >= stat): the regularized upper
+    incomplete gamma Q(df/2, stat/2), by its series or continued fraction."""
+    a, x = df / 2.0, stat / 2.0
+    if x <= 0:
+        return 1.0
+    log_front = a * math.log(x) - x - math.lgamma(a)
+    if x < a + 1:   # series for P, then Q = 1 - P
+        term = total = 1.0 / a
+        n = a
+        for _ in range(10_000):
+            n += 1
+            term *= x / n
+            total += term
+            if abs(term) < abs(total) * 1e-15:
+                break
+        return max(0.0, 1.0 - total * math.exp(log_front))
+    tiny = 1e-300    # Lentz's continued fraction for Q
+    b = x + 1 - a
+    c = 1 / tiny
+    d = 1 / b
+    h = d
+    for i in range(1, 10_000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1) < 1e-15:
+            break
+    return math.exp(log_front) * h
+
+
+def chi_square_pvalue(counts: np.ndarray, probs: np.ndarray, min_expected: float = 5.0
+                      ) -> tuple[float, float, int]:
+    """Pearson's test of ``counts`` against ``probs``; cells expected below
+    ``min_expected`` are pooled into one. Returns (statistic, p-value, degrees of freedom)."""
+    n = counts.sum()
+    expected = probs * n
+    small = expected < min_expected
+    obs = np.concatenate([counts[~small], [counts[small].sum()]]) if small.any() else counts
+    exp = np.concatenate([expected[~small], [expected[small].sum()]]) if small.any() else expected
+    keep = exp > 0
+    if (obs[~keep] > 0).any():
+        return math.inf, 0.0, int(keep.sum()) - 1
+    obs, exp = obs[keep], exp[keep]
+    stat = float(((obs - exp) ** 2 / exp).sum())
+    df = len(obs) - 1
+    return stat, (chi2_sf(stat, df) if df > 0 else 1.0), df
+
+
+# ---------------------------------------------------------------- vectorisation
+def check_plausible(fn_name: str, result: Any, logits: np.ndarray) -> None:
+    """The minimum a counted call must return to earn the vectorised item: a (B, V) bool
+    mask that keeps some finite tokens and no -inf one, or (B,) ids of finite tokens."""
+    got = np.asarray(result)
+    rows, vocab = logits.shape
+    if fn_name == "kept_mask":
+        assert got.shape == (rows, vocab) and got.dtype == np.bool_, (
+            f"kept_mask must return a ({rows}, {vocab}) bool array, got {got.shape} {got.dtype}")
+        assert got.any(), "kept_mask kept nothing at all"
+        assert np.isfinite(logits[got]).all(), "kept_mask kept a -inf token"
+    else:
+        assert got.shape == (rows,) and got.dtype.kind in "iu", (
+            f"sample must return ({rows},) integer ids, got {got.shape} {got.dtype}")
+        assert ((got >= 0) & (got < vocab)).all(), f"token ids out of range: {got}"
+        assert np.isfinite(logits[np.arange(rows), got]).all(), "sample returned a -inf token"
+
+
+def python_steps(module: Any, fn_name: str, *args: Any, **kwargs: Any) -> int:
+    """Python-level steps (function calls and line events) that ``module.fn_name(...)``
+    executes in the submission's own source files. A loop over rows or tokens in Python
+    adds steps per iteration; numpy work adds none. The call's answer must be plausible
+    (``check_plausible``): trivial answers do not earn the vectorised item."""
+    fn: Callable[..., Any] = getattr(module, fn_name)
+    files = {inspect.getsourcefile(fn) or ""}
+    mod = sys.modules.get(getattr(fn, "__module__", "") or "")
+    mod_file = getattr(mod, "__file__", None)
+    folder: Path | None = None
+    if mod_file:
+        files.add(mod_file)
+        if Path(mod_file).name == "__init__.py":
+            folder = Path(mod_file).resolve().parent
+    files = {str(Path(f).resolve()) for f in files if f}
+    cache: dict[str, bool] = {}
+
+    def ours(filename: str) -> bool:
+        hit = cache.get(filename)
+        if hit is None:
+            try:
+                path = Path(filename).resolve()
+            except (OSError, ValueError):
+                path = Path(filename)
+            hit = str(path) in files or (folder is not None and folder in path.parents)
+            cache[filename] = hit
+        return hit
+
+    steps = 0
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal steps
+        steps += 1
+        return local
+
+    def global_(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal steps
+        if ours(frame.f_code.co_filename):
+            steps += 1
+            return local
+        return None
+
+    old = sys.gettrace()
+    sys.settrace(global_)
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        sys.settrace(old)
+    check_plausible(fn_name, result, np.asarray(args[0]))
+    return steps
+
+
+# ---------------------------------------------------------------- vectorisation, isolated
+def best_time(call: Callable[[], Any], repeats: int = 7) -> float:
+    """The fastest of ``repeats`` runs (the minimum is what other load disturbs least)."""
+    import time
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def row_loop_yardstick(rows: int) -> float:
+    """Seconds this process needs for a Python loop over ``rows`` rows with one tiny numpy
+    call per row: the least a per-row loop in a submission costs for that many rows."""
+    rng = np.random.default_rng(0)
+    cdf = np.cumsum(rng.random((rows, 4)), axis=1)
+    target = rng.random(rows)
+    return best_time(lambda: [np.searchsorted(c, v) for c, v in zip(cdf, target)])
+
+
+def token_loop_yardstick(tokens: int) -> float:
+    """Seconds for a Python loop over ``tokens`` positions with one numpy operation on a
+    2-element row vector each: the least a loop over sorted positions costs."""
+    acc = np.zeros(2)
+    cols = np.random.default_rng(0).random((tokens, 2))
+
+    def run() -> None:
+        total = acc.copy()
+        for col in cols:
+            total += col
+    return best_time(run, repeats=3)
+
+
+def _vector_inputs(rng: np.random.Generator, rows: int, vocab: int, flat: bool
+                   ) -> tuple[np.ndarray, ...]:
+    x = rows_of(rng, rows, vocab, 0.3 if flat else 2.0, bf16=not flat)
+    t = rng.uniform(0.5, 1.5, rows)
+    p = rng.uniform(0.95, 0.99, rows) if flat else rng.uniform(0.5, 0.99, rows)
+    k = rng.integers(0, vocab, rows)
+    if not flat:
+        t[::5] = 0.0
+        p[1::7] = 1.0
+        k[::3] = 0
+    return x, t, p, rng.random(rows), k
+
+
+def _timed(module: Any, fn_name: str, rows: int, vocab: int, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    x, t, p, u, k = _vector_inputs(rng, rows, vocab, flat=True)
+    fn = getattr(module, fn_name)
+    extra = {"u": u} if fn_name == "sample" else {}
+    check_plausible(fn_name, fn(x, t, p, top_k=k, **extra), x)
+    return best_time(lambda: fn(x, t, p, top_k=k, **extra), repeats=5)
+
+
+#: isolated mode: the same 64K logits as many short rows and as two long rows
+ROWS_HEAVY, TOKENS_HEAVY, LOOP_RATIO = (4096, 16), (2, 32768), 8.0
+
+
+def check_no_loop(module: Any, fn_name: str, direction: str) -> None:
+    """No Python loop over rows (``direction="rows"``) or tokens (``"tokens"``).
+
+    In this process: count the submission's Python steps at two sizes (exact; see
+    ``python_steps``): 124 more rows, or 15872 more tokens, must not add that many steps.
+    In an isolated worker (grading), where steps cannot be counted from here: time the same
+    number of logits shaped as 4096 x 16 and as 2 x 32768. Numpy work costs about the same
+    either way (measured: ratio 0.5-2 for vectorised solutions, a bisection one included);
+    a loop over rows makes the first shape, a loop over tokens the second, dozens of
+    times dearer. The check fails at a ratio of 8.
+    """
+    from graders import impl
+    if not impl.isolated():
+        rng = np.random.default_rng(67 if direction == "rows" else 71)
+        sizes = [(4, 512), (128, 512)] if direction == "rows" else [(2, 512), (2, 16384)]
+        steps = []
+        for rows, vocab in sizes:
+            x, t, p, u, k = _vector_inputs(rng, rows, vocab, flat=direction == "tokens")
+            extra = {"u": u} if fn_name == "sample" else {}
+            steps.append(python_steps(module, fn_name, x, t, p, top_k=k, **extra))
+        limit = 124 if direction == "rows" else 1000
+        assert steps[1] - steps[0] < limit, (
+            f"{fn_name} ran {steps[0]} Python steps (calls and lines in the submission) for "
+            f"{sizes[0][0]} x {sizes[0][1]} logits and {steps[1]} for {sizes[1][0]} x "
+            f"{sizes[1][1]}: a Python loop over {direction} (a comprehension or generator "
+            "counts too, input checks included)")
+        return
+    many_rows = _timed(module, fn_name, *ROWS_HEAVY, seed=5)
+    long_rows = _timed(module, fn_name, *TOKENS_HEAVY, seed=6)
+    ratio = many_rows / long_rows if direction == "rows" else long_rows / many_rows
+    assert ratio < LOOP_RATIO, (
+        f"{fn_name} took {many_rows * 1e3:.1f} ms on {ROWS_HEAVY[0]} x {ROWS_HEAVY[1]} logits "
+        f"and {long_rows * 1e3:.1f} ms on {TOKENS_HEAVY[0]} x {TOKENS_HEAVY[1]} (the same "
+        f"number): a ratio of {ratio:.1f} points to a Python loop over {direction}")
