@@ -113,6 +113,11 @@ def _build_root(libc: Any, new_root: str, scratch: str) -> None:
     if libc.mount(b"tmpfs", new_root.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
                   b"size=16m,mode=0755") != 0:
         os._exit(95)
+    # the private /tmp first: the checkout (interpreter, scratch) may itself live under /tmp
+    os.makedirs(new_root + "/tmp", exist_ok=True)
+    if libc.mount(b"tmpfs", (new_root + "/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+                  b"size=16m,mode=1777") != 0:
+        os._exit(93)
     for path, writable in _visible_paths() + [(scratch, True)]:
         inside = new_root + path
         if os.path.islink(path):
@@ -125,10 +130,6 @@ def _build_root(libc: Any, new_root: str, scratch: str) -> None:
         if not writable:
             libc.mount(None, inside.encode(), None,
                        MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID, None)
-    os.makedirs(new_root + "/tmp", exist_ok=True)
-    if libc.mount(b"tmpfs", (new_root + "/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
-                  b"size=16m,mode=1777") != 0:
-        os._exit(93)
     os.makedirs(new_root + "/dev", exist_ok=True)
     for dev in ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"):
         target = new_root + dev

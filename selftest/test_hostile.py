@@ -10,6 +10,7 @@ import ast
 import os
 import re
 import socket
+import sys
 import threading
 from pathlib import Path
 
@@ -50,6 +51,14 @@ def sleepers() -> list[int]:
 
 def test_the_suite_has_every_attack() -> None:
     assert len(CASES) >= 15
+
+
+def test_root_on_linux_gets_the_whole_sandbox() -> None:
+    """Where the grader can have every protection, a silent fallback is a defect."""
+    if sys.platform != "linux" or os.geteuid() != 0:
+        pytest.skip("the full sandbox needs root on Linux")
+    caps = sandbox.capabilities()
+    assert caps.separate_uid and caps.mount_namespace and caps.network_namespace, caps.notes
 
 
 @pytest.mark.xdist_group("hostile")  # one fixed loopback port, shared trace paths
