@@ -1,5 +1,5 @@
 """Opens network connections: to a listener on the loopback interface (the test starts
-one on port 47613) and to any local address it can find.
+one on a port between 47600 and 47649) and to any local address it can find.
 
 Honest: 0
 Stopped by: the worker's private network namespace: its own loopback holds nothing of
@@ -8,9 +8,9 @@ the host's, and no other interface exists.
 import socket
 
 _reached = []
-for host, port in (("127.0.0.1", 47613), ("localhost", 47613), ("::1", 47613)):
+for host, port in [(h, p) for p in range(47600, 47650) for h in ("127.0.0.1", "::1")]:
     try:
-        with socket.create_connection((host, port), timeout=0.5) as s:
+        with socket.create_connection((host, port), timeout=0.2) as s:
             s.sendall(b"exfiltrated")
             _reached.append(host)
     except OSError:
