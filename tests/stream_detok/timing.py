@@ -10,7 +10,6 @@ minutes. No absolute time is ever compared with a constant.
 from __future__ import annotations
 
 import random
-import time
 from typing import Any
 
 SMALL, LARGE, LIMIT = 10_000, 50_000, 12.0
@@ -35,17 +34,15 @@ def workload(n: int, seed: int = 7) -> tuple[list[bytes], list[int]]:
 def stream_time(mod: Any, vocab: list[bytes], ids: list[int], stops: list[str],
                 budget: float = float("inf")) -> tuple[float, int, str]:
     """Seconds to push ``ids`` one at a time and finish; stops early past ``budget``.
+    Timed next to the implementation (graders/support/stream_detok.py).
 
     Returns (seconds, tokens pushed, the text streamed)."""
-    d = mod.StreamDetokenizer(vocab, stops)
-    out = []
-    start = time.perf_counter()
-    for k, t in enumerate(ids):
-        out.append(d.push([t]))
-        if k % 500 == 499 and time.perf_counter() - start > budget:
-            return time.perf_counter() - start, k + 1, "".join(out)
-    out.append(d.finish())
-    return time.perf_counter() - start, len(ids), "".join(out)
+    from graders.impl import run_support
+    from graders.support import stream_detok as driver
+
+    secs, pushed, text = run_support("stream_detok", driver.stream_time, mod.StreamDetokenizer,
+                                     vocab, ids, stops, budget)
+    return float(secs), int(pushed), str(text)
 
 
 def growth(mod: Any, stops: list[str] = STOPS) -> tuple[bool, str]:
