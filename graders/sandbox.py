@@ -7,14 +7,15 @@ come back as plain data or handles. Exceptions come back by type and message: bu
 types are raised as themselves, exception classes the kata defines as local classes of the
 same name and built-in base.
 
-The worker starts in a fresh scratch folder holding only a copy of the submission and the
-worker's own two files, with:
+The worker starts in a fresh scratch folder holding only a copy of the submission, the
+worker's own two files and graders/support, with:
 - a minimal environment and an import path without the repository;
 - resource limits: CPU time, address space, open files, file size, processes;
-- where this process is root and the kernel allows it: a private network namespace (no
-  network at all), a private mount namespace in which the repository's folders and the
-  temporary folders are empty, and an unprivileged uid of its own (so it can write nothing
-  but its scratch folder, and every process it leaves behind can be found and killed);
+- where this process is root and the kernel allows it: a private network namespace (its
+  own loopback, nothing of the host's), a private root (a chroot showing only the system's
+  libraries, the interpreter and its packages, the scratch folder and a private /tmp), and
+  an unprivileged uid of its own (so it can write nothing but its scratch folder, and every
+  process it leaves behind can be found and killed);
 - a wall-clock limit per call; its output goes to a file, truncated.
 
 One worker serves the tests of one test file; a crashed or killed worker fails the test it
