@@ -169,11 +169,7 @@ class KataImpl:
     def __getattr__(self, attr: str) -> Any:
         name = object.__getattribute__(self, "_name")
         if _isolate:
-            try:
-                remote = _remote(name)
-            except SubmissionError:
-                raise
-            return getattr(remote, attr)
+            return getattr(_remote(name), attr)
         module = load(name)
         try:
             return getattr(module, attr)
