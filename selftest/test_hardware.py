@@ -343,3 +343,26 @@ def test_split_kv_kernel_matches_attention_in_the_interpreter() -> None:
 def test_split_kv_kernel_matches_attention_on_the_gpu() -> None:
     errors = _run_kernels("cuda", {})
     assert all(e < 1e-4 for e in errors), errors
+
+
+# -- the rubric flag ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "ok"), [("hardware = true", True), ("hardware = 1", False),
+                                          ("hardware = true\ngraded_by = \"interviewer\"", False)])
+def test_hardware_flag_in_kata_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    line: str, ok: bool) -> None:
+    from graders import catalog
+
+    text = (catalog.KATAS_DIR / "roofline" / "kata.toml").read_text(encoding="utf-8")
+    first = text.index("[[rubric]]")
+    head, tail = text[:first], text[first:]
+    tail = tail.replace("\n", f"\n{line}\n", 1)
+    (tmp_path / "roofline").mkdir()
+    (tmp_path / "roofline" / "kata.toml").write_text(head + tail, encoding="utf-8")
+    monkeypatch.setattr(catalog, "KATAS_DIR", tmp_path)
+    if ok:
+        kata = catalog.load("roofline")
+        assert kata.rubric[0].hardware and not kata.rubric[1].hardware
+    else:
+        with pytest.raises(catalog.CatalogError, match="hardware must be true or false"):
+            catalog.load("roofline")
