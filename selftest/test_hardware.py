@@ -366,3 +366,22 @@ def test_hardware_flag_in_kata_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     else:
         with pytest.raises(catalog.CatalogError, match="hardware must be true or false"):
             catalog.load("roofline")
+
+
+@pytest.mark.parametrize("path", sorted(fixtures.GPUS_DIR.glob("*.json")), ids=lambda p: p.stem)
+def test_gpu_datasheet_entries_validate(path: Path) -> None:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert fixtures.validate_gpu_entry(doc) == []
+    assert doc["id"] == path.stem
+
+
+def test_gpu_entry_validator_rejects_an_uncited_figure() -> None:
+    doc = json.loads((fixtures.GPUS_DIR / "nvidia-h100-sxm-80gb.json").read_text())
+    for mutate, expect in [(lambda d: d.update(provenance="measured"), "datasheet"),
+                           (lambda d: d.update(sources=[]), "sources"),
+                           (lambda d: d.update(sm_count=True), "sm_count"),
+                           (lambda d: d["tensor_tflops"]["bf16"].clear(), "cite its source"),
+                           (lambda d: d.update(interpolated=True), "interpolated")]:
+        broken = copy.deepcopy(doc)
+        mutate(broken)
+        assert any(expect in e for e in fixtures.validate_gpu_entry(broken)), expect

@@ -211,3 +211,33 @@ def find(sweep: str, kind: str | None = None) -> list[dict[str, Any]]:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     return [f for f in load_all()
             if f["sweep"] == sweep and (kind is None or f["provenance"]["kind"] == kind)]
+
+
+def validate_gpu_entry(doc: Any) -> list[str]:
+    """Every way a ``data/gpus/<id>.json`` datasheet entry breaks its rules.
+
+    The GPUs the fixtures run on are described there (``gpu.id`` points at one): kind
+    ``datasheet``, each figure as printed with its sources, doubts listed in ``uncertain``.
+    """
+    if not isinstance(doc, dict):
+        return ["a GPU entry is a JSON object"]
+    errors = []
+    if doc.get("provenance") != "datasheet":
+        errors.append("provenance must be 'datasheet'")
+    for key in ("id", "name"):
+        if not isinstance(doc.get(key), str) or not doc[key]:
+            errors.append(f"{key} must be a non-empty string")
+    for key in ("sm_count", "memory_gb", "memory_bandwidth_gb_s"):
+        value = doc.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            errors.append(f"{key} must be a positive number")
+    sources = doc.get("sources")
+    if not isinstance(sources, list) or not sources or not all(
+            isinstance(s, str) and s.strip() for s in sources):
+        errors.append("sources must be a non-empty list of citations")
+    if not isinstance(doc.get("uncertain", []), list):
+        errors.append("uncertain must be a list")
+    for dtype, figures in (doc.get("tensor_tflops") or {}).items():
+        if not isinstance(figures, dict) or not any(k.endswith("source") for k in figures):
+            errors.append(f"tensor_tflops.{dtype} must cite its source")
+    return errors + _forbidden(doc, "$")
