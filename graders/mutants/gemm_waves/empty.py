@@ -6,7 +6,6 @@ Rubric: *
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 
 def output_tiles(m: int, n: int, tile_m: int, tile_n: int) -> int:
@@ -31,22 +30,22 @@ def wave_waste_us(m: int, n: int, tile_m: int, tile_n: int, num_sms: int, t_wave
     return 0.0
 
 
-def best_tile_shape(m: int, n: int, num_sms: int, candidates: Sequence[Any],
+def best_tile_shape(m: int, n: int, num_sms: int, candidates: Sequence[tuple[int, int, float]],
                     ctas_per_sm: int = 1) -> tuple[int, int, float]:
     return (0, 0, 0.0)
 
 
-def split_k_time_us(m: int, n: int, k: int, tile: Any, t_iter_us: float, num_sms: int,
+def split_k_time_us(m: int, n: int, k: int, tile: tuple[int, int, int], t_iter_us: float, num_sms: int,
                     splits: int, t_partial_us: float, ctas_per_sm: int = 1) -> float:
     return 0.0
 
 
-def best_split_k(m: int, n: int, k: int, tile: Any, t_iter_us: float, num_sms: int,
+def best_split_k(m: int, n: int, k: int, tile: tuple[int, int, int], t_iter_us: float, num_sms: int,
                  max_splits: int, t_partial_us: float, ctas_per_sm: int = 1) -> tuple[int, float]:
     return (0, 0.0)
 
 
-def stream_k(m: int, n: int, k: int, tile: Any, t_iter_us: float, num_sms: int,
+def stream_k(m: int, n: int, k: int, tile: tuple[int, int, int], t_iter_us: float, num_sms: int,
              t_fixup_us: float, ctas_per_sm: int = 1) -> tuple[int, int, float]:
     return (0, 0, 0.0)
 
@@ -56,7 +55,7 @@ def wave_trimmed_chunk(budget: int, n: int, tile_m: int, tile_n: int, num_sms: i
     return 0
 
 
-def compare_fixes(m: int, n: int, k: int, num_sms: int, tile: Any, t_iter_us: float,
-                  candidates: Sequence[Any], max_splits: int, t_partial_us: float,
+def compare_fixes(m: int, n: int, k: int, num_sms: int, tile: tuple[int, int, int], t_iter_us: float,
+                  candidates: Sequence[tuple[int, int, float]], max_splits: int, t_partial_us: float,
                   t_fixup_us: float, ctas_per_sm: int = 1) -> dict[str, tuple[int, float]]:
     return {}

@@ -87,7 +87,7 @@ def wave_waste_us(m: int, n: int, tile_m: int, tile_n: int, num_sms: int, t_wave
     return idle * t / slots
 
 
-def best_tile_shape(m: int, n: int, num_sms: int, candidates: Sequence[TileCandidate],
+def best_tile_shape(m: int, n: int, num_sms: int, candidates: Sequence[tuple[int, int, float]],
                     ctas_per_sm: int = 1) -> tuple[int, int, float]:
     _int("m", m), _int("n", n), _slots(num_sms, ctas_per_sm)
     best: tuple[int, int, float] | None = None
@@ -103,7 +103,7 @@ def _k_iters(k: int, tile_k: int) -> int:
     return _ceil_div(_int("k", k), tile_k)
 
 
-def split_k_time_us(m: int, n: int, k: int, tile: Tile, t_iter_us: float, num_sms: int,
+def split_k_time_us(m: int, n: int, k: int, tile: tuple[int, int, int], t_iter_us: float, num_sms: int,
                     splits: int, t_partial_us: float, ctas_per_sm: int = 1) -> float:
     tm, tn, tk = _tile(tile)
     tiles = output_tiles(m, n, tm, tn)
@@ -118,7 +118,7 @@ def split_k_time_us(m: int, n: int, k: int, tile: Tile, t_iter_us: float, num_sm
     return main + (s * t_partial if s > 1 else 0.0)
 
 
-def best_split_k(m: int, n: int, k: int, tile: Tile, t_iter_us: float, num_sms: int,
+def best_split_k(m: int, n: int, k: int, tile: tuple[int, int, int], t_iter_us: float, num_sms: int,
                  max_splits: int, t_partial_us: float, ctas_per_sm: int = 1) -> tuple[int, float]:
     tm, tn, tk = _tile(tile)
     top = min(_int("max_splits", max_splits), _k_iters(k, tk))
@@ -131,7 +131,7 @@ def best_split_k(m: int, n: int, k: int, tile: Tile, t_iter_us: float, num_sms: 
     return best
 
 
-def stream_k(m: int, n: int, k: int, tile: Tile, t_iter_us: float, num_sms: int,
+def stream_k(m: int, n: int, k: int, tile: tuple[int, int, int], t_iter_us: float, num_sms: int,
              t_fixup_us: float, ctas_per_sm: int = 1) -> tuple[int, int, float]:
     tm, tn, tk = _tile(tile)
     tiles = output_tiles(m, n, tm, tn)
@@ -164,8 +164,8 @@ def wave_trimmed_chunk(budget: int, n: int, tile_m: int, tile_n: int, num_sms: i
     return min(budget, rows * tile_m)
 
 
-def compare_fixes(m: int, n: int, k: int, num_sms: int, tile: Tile, t_iter_us: float,
-                  candidates: Sequence[TileCandidate], max_splits: int, t_partial_us: float,
+def compare_fixes(m: int, n: int, k: int, num_sms: int, tile: tuple[int, int, int], t_iter_us: float,
+                  candidates: Sequence[tuple[int, int, float]], max_splits: int, t_partial_us: float,
                   t_fixup_us: float, ctas_per_sm: int = 1) -> dict[str, tuple[int, float]]:
     tm, tn, tk = _tile(tile)
     iters = _k_iters(k, tk)
