@@ -72,3 +72,21 @@ def test_waves_explain_measured_sweep():
             if not ok:
                 failures.append(f"{where}: N={n} K={k} {dtype} on {sms} SMs: {msg}")
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.rubric("waves")
+@pytest.mark.parametrize("slots,tile", [(132, (128, 256)), (108, (128, 128)), (132, (256, 128))])
+def test_waves_explain_a_synthetic_staircase(slots, tile):
+    """The hardware scoring on a perfect wave staircase (3% noise): the candidate's waves
+    must pass it and the no-partial-wave ideal must not. Runs on the CPU, always."""
+    n = hw_check.LIVE_N
+    series = hw_check.synthetic_sweep(n, slots, tile, 30.0, hw_check.LIVE_M,
+                                      noise=(1.0, 1.03, 0.98, 1.01))
+    ok, msg = hw_check.verdict(hw_check.score_series(series, n, slots, _waves_fn(slots)))
+    assert ok, f"a staircase of {tile} tiles on {slots} SMs: {msg}"
+
+    def ideal(m: int, n_: int, tm: int, tn: int) -> float:
+        return (-(-m // tm)) * (-(-n_ // tn)) / slots
+
+    bad, _ = hw_check.verdict(hw_check.score_series(series, n, slots, ideal))  # type: ignore[arg-type]
+    assert not bad, "the scoring must reject the no-partial-wave model on a staircase"
