@@ -1,0 +1,495 @@
+"""Hidden tests for gemm_waves: oracles (enumeration, simulation) and properties aimed at
+the traps: shapes exactly at, one below and one above a wave boundary, partial edge tiles,
+CTAs per SM, rounding of K-iterations, ties, and the scheduler's fallback."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from graders.hidden.gemm_waves import oracle
+from graders.impl import kata_impl
+from tests.gemm_waves.helpers import (
+    A100, H100_SXM, H200, LLAMA8, LLAMA70, QWEN7, close, config, exact_int, sms)
+
+gw = kata_impl("gemm_waves")
+
+SMS = st.sampled_from([1, 2, 3, 7, 16, 108, 114, 132, 148])
+CTAS = st.sampled_from([1, 1, 2, 3])
+TILE_DIM = st.sampled_from([16, 32, 64, 96, 112, 128, 192, 256])
+TILE_K = st.sampled_from([16, 32, 64, 128])
+DELTA = st.sampled_from([-1, 0, 1])
+# Times exact in binary: quarters of an integer, so that ties are real ties.
+QUARTER = st.integers(1, 400).map(lambda q: q / 4)
+QUARTER0 = st.integers(0, 400).map(lambda q: q / 4)
+
+
+@st.composite
+def boundary_tiles(draw):
+    """(tiles, num_sms, ctas): tiles at, one below or one above a multiple of the slots."""
+    num_sms, ctas = draw(SMS), draw(CTAS)
+    slots = num_sms * ctas
+    j = draw(st.integers(1, 6))
+    tiles = j * slots + draw(DELTA)
+    assume(tiles >= 1)
+    return tiles, num_sms, ctas
+
+
+@st.composite
+def boundary_shape(draw):
+    """(m, n, tile_m, tile_n, num_sms, ctas) whose tile count sits at a wave boundary ±1 row
+    of tiles, with M and N also at, just below or just above a tile edge."""
+    tile_m, tile_n = draw(TILE_DIM), draw(TILE_DIM)
+    num_sms, ctas = draw(SMS), draw(CTAS)
+    n_tiles = draw(st.integers(1, 60))
+    n = n_tiles * tile_n - draw(st.sampled_from([0, 0, 1, tile_n - 1]))
+    slots = num_sms * ctas
+    # rows of M-tiles just around the first few wave boundaries
+    boundary_rows = max(1, (draw(st.integers(1, 4)) * slots) // n_tiles)
+    rows = max(1, boundary_rows + draw(st.sampled_from([-1, 0, 1, 2])))
+    m = rows * tile_m - draw(st.sampled_from([0, 0, 1, tile_m - 1]))
+    assume(m >= 1 and n >= 1)
+    return m, n, tile_m, tile_n, num_sms, ctas
+
+
+# ---------------------------------------------------------------------------- tiles
+
+@pytest.mark.rubric("tiles")
+@given(st.integers(1, 700), st.integers(1, 700), TILE_DIM, TILE_DIM)
+def test_tiles_match_enumeration(m, n, tile_m, tile_n):
+    exact_int(gw.output_tiles(m, n, tile_m, tile_n), oracle.count_tiles(m, n, tile_m, tile_n),
+              f"output_tiles({m}, {n}, {tile_m}, {tile_n}) against counting tile corners")
+
+
+@pytest.mark.rubric("tiles")
+@given(boundary_shape())
+def test_tiles_at_edges(shape):
+    m, n, tile_m, tile_n, _, _ = shape
+    exact_int(gw.output_tiles(m, n, tile_m, tile_n), oracle.count_tiles_fast(m, n, tile_m, tile_n),
+              f"output_tiles({m}, {n}, {tile_m}, {tile_n}): a partial edge tile is a whole tile")
+
+
+@pytest.mark.rubric("tiles")
+@given(st.integers(1, 5000), st.integers(1, 5000), TILE_DIM, TILE_DIM)
+def test_tiles_monotone_in_m(m, n, tile_m, tile_n):
+    a, b = gw.output_tiles(m, n, tile_m, tile_n), gw.output_tiles(m + 1, n, tile_m, tile_n)
+    assert b >= a, f"one more token gave fewer tiles: {a} -> {b}"
+    assert b - a in (0, oracle.count_tiles_fast(1, n, 1, tile_n)), (
+        f"M {m} -> {m + 1} adds either nothing or one row of tiles; got {a} -> {b}")
+
+
+@pytest.mark.rubric("tiles")
+@pytest.mark.parametrize("model,proj", [(LLAMA8, "up"), (LLAMA8, "down"), (LLAMA70, "up"),
+                                        (QWEN7, "up"), (QWEN7, "down")])
+def test_tiles_real_shapes(model, proj):
+    cfg = config(model)
+    n = cfg["intermediate_size"] if proj == "up" else cfg["hidden_size"]
+    for m in (1, 127, 128, 129, 512, 640, 1000, 2048, 8192):
+        for tm, tn in ((128, 128), (128, 256), (64, 128)):
+            exact_int(gw.output_tiles(m, n, tm, tn), oracle.count_tiles_fast(m, n, tm, tn),
+                      f"{model} {proj}-projection, M={m}, N={n}, tile {tm}x{tn}")
+
+
+# ---------------------------------------------------------------------------- waves
+
+@pytest.mark.rubric("waves")
+@given(boundary_tiles())
+def test_waves_by_simulation(case):
+    tiles, num_sms, ctas = case
+    want = len(oracle.simulate_waves(tiles, num_sms * ctas))
+    exact_int(gw.wave_count(tiles, num_sms, ctas), want,
+              f"wave_count({tiles}, {num_sms}, ctas_per_sm={ctas}) (slots {num_sms * ctas})")
+
+
+@pytest.mark.rubric("waves")
+@given(SMS, CTAS, st.integers(1, 8))
+def test_waves_step_exactly_at_multiples_of_slots(num_sms, ctas, j):
+    slots = num_sms * ctas
+    exact_int(gw.wave_count(j * slots, num_sms, ctas), j, f"{j} x {slots} tiles fill {j} waves")
+    exact_int(gw.wave_count(j * slots + 1, num_sms, ctas), j + 1,
+              f"{j} x {slots} + 1 tiles need a partial wave")
+    if slots > 1:
+        exact_int(gw.wave_count(j * slots - 1, num_sms, ctas), j,
+                  f"{j} x {slots} - 1 tiles still fit {j} waves")
+
+
+@pytest.mark.rubric("waves")
+@given(boundary_tiles())
+def test_efficiency_against_simulation(case):
+    tiles, num_sms, ctas = case
+    slots = num_sms * ctas
+    want = oracle.efficiency(tiles, slots)
+    got = gw.wave_efficiency(tiles, num_sms, ctas)
+    close(got, float(want), f"wave_efficiency({tiles}, {num_sms}, {ctas})")
+    assert 0 < got <= 1, f"efficiency must lie in (0, 1]; got {got}"
+    assert (got == 1.0) == (tiles % slots == 0), (
+        f"efficiency is exactly 1.0 iff tiles ({tiles}) is a multiple of slots ({slots}); got {got!r}")
+
+
+@pytest.mark.rubric("waves")
+@pytest.mark.parametrize("gpu", [H100_SXM, H200, A100])
+def test_llama_prefill_waves_on_real_gpus(gpu):
+    n_sms = sms(gpu)
+    n = config(LLAMA8)["intermediate_size"]
+    for m in range(128, 8193, 128):
+        tiles = oracle.count_tiles_fast(m, n, 128, 256)
+        exact_int(gw.wave_count(tiles, n_sms), len(oracle.simulate_waves(tiles, n_sms)),
+                  f"Llama-3.1-8B up-projection, {m} tokens, 128x256 tiles, {gpu} ({n_sms} SMs)")
+
+
+# ---------------------------------------------------------------------------- waste
+
+@pytest.mark.rubric("waste")
+@given(boundary_shape(), QUARTER)
+def test_time_and_waste(shape, t_wave):
+    m, n, tile_m, tile_n, num_sms, ctas = shape
+    slots = num_sms * ctas
+    tiles = oracle.count_tiles_fast(m, n, tile_m, tile_n)
+    waves = len(oracle.simulate_waves(tiles, slots))
+    what = f"M={m} N={n} tile {tile_m}x{tile_n}, {num_sms} SMs x {ctas}, t_wave {t_wave}"
+    close(gw.gemm_time_us(m, n, tile_m, tile_n, num_sms, t_wave, ctas), waves * t_wave,
+          f"gemm_time_us: {waves} waves, {what}")
+    want = float(oracle.idle_slot_waves(tiles, slots) * Fraction(t_wave))
+    got = gw.wave_waste_us(m, n, tile_m, tile_n, num_sms, t_wave, ctas)
+    close(got, want, f"wave_waste_us: the idle slots of the last wave, {what}")
+    if tiles % slots == 0:
+        assert got == 0.0, f"whole waves waste nothing; got {got!r} ({what})"
+    ideal = tiles / slots * t_wave
+    close(gw.gemm_time_us(m, n, tile_m, tile_n, num_sms, t_wave, ctas) - got, ideal,
+          f"time - waste is the ideal tiles / slots x t_wave ({what})", rel=1e-7)
+
+
+@pytest.mark.rubric("waste")
+@pytest.mark.parametrize("gpu", [H100_SXM, A100])
+def test_waste_real_prefill(gpu):
+    """Llama-3.1-8B down projection (N = 4096) priced at a 50 us wave, M around boundaries."""
+    n_sms = sms(gpu)
+    n = config(LLAMA8)["hidden_size"]
+    for m in range(64, 6000, 64):
+        tiles = oracle.count_tiles_fast(m, n, 128, 128)
+        want = float(oracle.idle_slot_waves(tiles, n_sms) * 50)
+        close(gw.wave_waste_us(m, n, 128, 128, n_sms, 50.0), want,
+              f"Llama-3.1-8B down-projection, {m} tokens, {tiles} tiles on {n_sms} SMs")
+
+
+# ---------------------------------------------------------------------------- tile_fix
+
+CANDIDATE = st.tuples(TILE_DIM, TILE_DIM, QUARTER)
+
+
+@pytest.mark.rubric("tile_fix")
+@given(boundary_shape(), st.lists(CANDIDATE, min_size=1, max_size=6))
+def test_best_tile_is_cheapest_first_on_ties(shape, cands):
+    m, n, _, _, num_sms, ctas = shape
+    slots = num_sms * ctas
+    times = [len(oracle.simulate_waves(oracle.count_tiles_fast(m, n, a, b), slots)) * t
+             for a, b, t in cands]
+    best = min(times)
+    first = times.index(best)
+    got = gw.best_tile_shape(m, n, num_sms, cands, ctas)
+    assert tuple(got[:2]) == tuple(cands[first][:2]), (
+        f"M={m} N={n} slots {slots}: predicted times {times}; want candidate {first} "
+        f"{cands[first][:2]} (cheapest, first on a tie), got {got!r}")
+    close(got[2], best, "best_tile_shape time")
+
+
+@pytest.mark.rubric("tile_fix")
+@given(boundary_shape(), st.lists(CANDIDATE, min_size=1, max_size=5), QUARTER)
+def test_best_tile_never_worse_than_the_plain_tile(shape, cands, t_wave):
+    m, n, tile_m, tile_n, num_sms, ctas = shape
+    base = len(oracle.simulate_waves(oracle.count_tiles_fast(m, n, tile_m, tile_n),
+                                     num_sms * ctas)) * t_wave
+    got = gw.best_tile_shape(m, n, num_sms, [(tile_m, tile_n, t_wave)] + cands, ctas)
+    assert got[2] <= base, f"with the plain tile among the candidates, {got!r} beats {base}"
+
+
+# ---------------------------------------------------------------------------- split_k
+
+@pytest.mark.rubric("split_k")
+@given(boundary_shape(), st.integers(1, 3000), TILE_K, st.integers(1, 16), QUARTER, QUARTER0)
+def test_split_k_time_by_units(shape, k, tile_k, s, t_iter, t_partial):
+    m, n, tile_m, tile_n, num_sms, ctas = shape
+    iters = oracle.k_iterations(k, tile_k)
+    assume(s <= iters)
+    tiles = oracle.count_tiles_fast(m, n, tile_m, tile_n)
+    want = oracle.split_k_time(tiles, iters, s, num_sms * ctas, t_iter, t_partial)
+    got = gw.split_k_time_us(m, n, k, (tile_m, tile_n, tile_k), t_iter, num_sms, s, t_partial, ctas)
+    close(got, want, f"split_k_time_us: {tiles} tiles x {s} splits of {iters} K-iterations, "
+                     f"slots {num_sms * ctas}, t_iter {t_iter}, t_partial {t_partial}")
+
+
+@pytest.mark.rubric("split_k")
+@given(boundary_shape(), st.integers(1, 3000), TILE_K, QUARTER)
+def test_split_k_one_is_the_plain_gemm(shape, k, tile_k, t_iter):
+    m, n, tile_m, tile_n, num_sms, ctas = shape
+    iters = oracle.k_iterations(k, tile_k)
+    tiles = oracle.count_tiles_fast(m, n, tile_m, tile_n)
+    waves = len(oracle.simulate_waves(tiles, num_sms * ctas))
+    close(gw.split_k_time_us(m, n, k, (tile_m, tile_n, tile_k), t_iter, num_sms, 1, 100.0, ctas),
+          waves * iters * t_iter, "s = 1: no reduction, a wave is k_iters x t_iter")
+
+
+@pytest.mark.rubric("split_k")
+@given(boundary_shape(), st.integers(1, 2000), TILE_K, st.integers(1, 12), QUARTER, QUARTER0)
+def test_best_split_k(shape, k, tile_k, max_splits, t_iter, t_partial):
+    m, n, tile_m, tile_n, num_sms, ctas = shape
+    iters = oracle.k_iterations(k, tile_k)
+    tiles = oracle.count_tiles_fast(m, n, tile_m, tile_n)
+    times = [oracle.split_k_time(tiles, iters, s, num_sms * ctas, t_iter, t_partial)
+             for s in range(1, min(max_splits, iters) + 1)]
+    best = min(times)
+    s_want = times.index(best) + 1
+    s_got, t_got = gw.best_split_k(m, n, k, (tile_m, tile_n, tile_k), t_iter, num_sms,
+                                   max_splits, t_partial, ctas)
+    exact_int(s_got, s_want, f"best split count (smallest on a tie); times by s = {times}")
+    close(t_got, best, "best split-K time")
+    assert t_got <= times[0], "split-K includes s = 1, so it never loses to the plain GEMM"
+
+
+@pytest.mark.rubric("split_k")
+def test_split_k_reduction_is_paid():
+    # 1 tile, 132 slots, 64 K-iterations: s = 2 halves the loop but pays 2 partial reads.
+    got = gw.split_k_time_us(128, 128, 64 * 64, (128, 128, 64), 1.0, 132, 2, 5.0)
+    close(got, 32 * 1.0 + 2 * 5.0, "s = 2: 32 iterations plus two partials of 5 us")
+    s, t = gw.best_split_k(128, 128, 64 * 64, (128, 128, 64), 1.0, 132, 64, 5.0)
+    # times: s -> ceil(64/s) + 5 s (s > 1): s=3: 22+15=37, s=4: 16+20=36, s=5: 13+25=38
+    exact_int(s, 4, "the reduction stops the split count from growing: s = 4")
+    close(t, 36.0, "best split-K time with its reduction")
+
+
+@pytest.mark.rubric("split_k")
+@given(st.integers(1, 5000), TILE_K)
+def test_k_iterations_round_up(k, tile_k):
+    iters = oracle.k_iterations(k, tile_k)
+    # 1 tile, 1 slot: the plain GEMM time is k_iters x t_iter.
+    close(gw.split_k_time_us(1, 1, k, (16, 16, tile_k), 1.0, 1, 1, 0.0), float(iters),
+          f"K={k} in steps of {tile_k} is {iters} K-iterations (a partial step is a whole step)")
+
+
+# ---------------------------------------------------------------------------- stream_k
+
+@pytest.mark.rubric("stream_k")
+@given(boundary_shape(), st.integers(1, 1500), TILE_K, QUARTER, QUARTER0)
+def test_stream_k_by_enumeration(shape, k, tile_k, t_iter, t_fixup):
+    m, n, tile_m, tile_n, num_sms, ctas = shape
+    tiles = oracle.count_tiles_fast(m, n, tile_m, tile_n)
+    assume(tiles <= 3000)
+    iters = oracle.k_iterations(k, tile_k)
+    busiest, split = oracle.stream_k(tiles, iters, num_sms * ctas)
+    q, s, t = gw.stream_k(m, n, k, (tile_m, tile_n, tile_k), t_iter, num_sms, t_fixup, ctas)
+    what = f"{tiles} tiles x {iters} K-iterations over {num_sms * ctas} workers"
+    exact_int(q, busiest, f"iterations per worker, {what}")
+    exact_int(s, split, f"tiles split across workers, {what}")
+    close(t, busiest * t_iter + (t_fixup if split else 0.0), f"stream-K time, {what}")
+
+
+@pytest.mark.rubric("stream_k")
+@given(SMS, CTAS, st.integers(1, 5), st.integers(1, 300), QUARTER, QUARTER)
+def test_stream_k_on_whole_waves_splits_nothing(num_sms, ctas, j, k_iters, t_iter, t_fixup):
+    slots = num_sms * ctas
+    tiles = j * slots
+    # tiles x 16 columns of 16-wide tiles: one row of `tiles` tiles.
+    q, split, t = gw.stream_k(16, 16 * tiles, 16 * k_iters, (16, 16, 16), t_iter, num_sms,
+                              t_fixup, ctas)
+    exact_int(q, j * k_iters, "whole waves: each worker gets whole tiles")
+    exact_int(split, 0, "whole waves: no tile is split")
+    close(t, j * k_iters * t_iter, "no fix-up when nothing is split")
+
+
+# ---------------------------------------------------------------------------- scheduler
+
+@pytest.mark.rubric("scheduler")
+@given(st.integers(1, 4096), st.integers(1, 40), TILE_DIM, TILE_DIM, SMS, CTAS)
+def test_trimmed_chunk_by_search(budget, n_tiles, tile_m, tile_n, num_sms, ctas):
+    n = n_tiles * tile_n
+    want = oracle.trimmed_chunk(budget, n, tile_m, tile_n, num_sms * ctas)
+    exact_int(gw.wave_trimmed_chunk(budget, n, tile_m, tile_n, num_sms, ctas), want,
+              f"budget {budget}, N={n} ({n_tiles} tile columns), tile {tile_m}x{tile_n}, "
+              f"slots {num_sms * ctas}")
+
+
+@pytest.mark.rubric("scheduler")
+@given(boundary_shape())
+def test_trimmed_chunk_at_boundaries(shape):
+    m, n, tile_m, tile_n, num_sms, ctas = shape
+    slots = num_sms * ctas
+    got = gw.wave_trimmed_chunk(m, n, tile_m, tile_n, num_sms, ctas)
+    want = oracle.trimmed_chunk(m, n, tile_m, tile_n, slots)
+    exact_int(got, want, f"budget {m}, N={n}, tile {tile_m}x{tile_n}, slots {slots}")
+    assert 1 <= got <= m, f"the chunk must lie in 1 .. budget; got {got}"
+    tiles = oracle.count_tiles_fast(m, n, tile_m, tile_n)
+    if tiles % slots == 0:
+        exact_int(got, m, "a budget already on whole waves is not trimmed")
+
+
+@pytest.mark.rubric("scheduler")
+@pytest.mark.parametrize("gpu", [H100_SXM, A100])
+@pytest.mark.parametrize("model", [LLAMA8, QWEN7])
+def test_trimmed_chunk_real_shapes(gpu, model):
+    n_sms = sms(gpu)
+    cfg = config(model)
+    for n in (cfg["hidden_size"], cfg["intermediate_size"]):
+        for budget in (256, 384, 512, 640, 1000, 2048, 4096, 8192):
+            want = oracle.trimmed_chunk(budget, n, 128, 128, n_sms)
+            exact_int(gw.wave_trimmed_chunk(budget, n, 128, 128, n_sms), want,
+                      f"{model} N={n}, budget {budget} tokens, {gpu} ({n_sms} SMs)")
+
+
+@pytest.mark.rubric("scheduler")
+def test_trimmed_chunk_fallbacks():
+    exact_int(gw.wave_trimmed_chunk(300, 128, 128, 128, 132), 300,
+              "3 tiles on 132 SMs: less than one full wave, run the budget")
+    # 1 row of 200 tiles on 132 slots: one complete wave holds 132 tiles, no whole row fits.
+    exact_int(gw.wave_trimmed_chunk(100, 200 * 16, 128, 16, 132), 100,
+              "a single row of M-tiles already spills: run the budget")
+    exact_int(gw.wave_trimmed_chunk(128 * 33, 512, 128, 128, 132), 128 * 33,
+              "132 tiles: a whole wave, nothing to trim")
+    exact_int(gw.wave_trimmed_chunk(128 * 33 + 1, 512, 128, 128, 132), 128 * 33,
+              "one token past a whole wave is trimmed back")
+
+
+# ---------------------------------------------------------------------------- compare
+
+def _compare_oracle(m, n, k, num_sms, tile, t_iter, cands, max_splits, t_partial, t_fixup, ctas=1):
+    tm, tn, tk = tile
+    slots = num_sms * ctas
+    iters = oracle.k_iterations(k, tk)
+
+    def plain(mm, a, b, t):
+        return len(oracle.simulate_waves(oracle.count_tiles_fast(mm, n, a, b), slots)) * iters * t
+
+    tiles = oracle.count_tiles_fast(m, n, tm, tn)
+    split = min(oracle.split_k_time(tiles, iters, s, slots, t_iter, t_partial)
+                for s in range(1, min(max_splits, iters) + 1))
+    busiest, n_split = oracle.stream_k(tiles, iters, slots)
+    chunk = oracle.trimmed_chunk(m, n, tm, tn, slots)
+    return {
+        "baseline": (m, plain(m, tm, tn, t_iter)),
+        "tile_shape": (m, min(plain(m, a, b, t) for a, b, t in [(tm, tn, t_iter)] + list(cands))),
+        "split_k": (m, split),
+        "stream_k": (m, busiest * t_iter + (t_fixup if n_split else 0.0)),
+        "scheduler": (chunk, plain(chunk, tm, tn, t_iter)),
+    }
+
+
+REAL = [
+    # (model, projection N, K, GPU, tokens)
+    (LLAMA8, "up", H100_SXM, 384), (LLAMA8, "up", H100_SXM, 1000), (LLAMA8, "up", A100, 2048),
+    (LLAMA8, "down", H200, 640), (QWEN7, "down", H100_SXM, 640), (QWEN7, "up", A100, 512),
+    (LLAMA70, "up", H100_SXM, 300),
+]
+
+
+@pytest.mark.rubric("compare")
+@pytest.mark.parametrize("model,proj,gpu,tokens", REAL)
+def test_compare_real_prefill(model, proj, gpu, tokens):
+    cfg = config(model)
+    n, k = ((cfg["intermediate_size"], cfg["hidden_size"]) if proj == "up"
+            else (cfg["hidden_size"], cfg["intermediate_size"]))
+    tile, t_iter = (128, 256, 64), 0.5
+    cands = [(128, 128, 0.25), (256, 128, 0.5), (64, 256, 0.25), (128, 64, 0.125)]
+    args = (tokens, n, k, sms(gpu), tile, t_iter, cands, 8, 3.0, 2.0)
+    want = _compare_oracle(*args)
+    got = gw.compare_fixes(*args)
+    assert set(got) == set(want), f"keys: got {sorted(got)}, want {sorted(want)}"
+    for key, (w_tokens, w_time) in want.items():
+        exact_int(got[key][0], w_tokens, f"{key} tokens ({model} {proj}, {tokens} tokens, {gpu})")
+        close(got[key][1], w_time, f"{key} time ({model} {proj}, {tokens} tokens, {gpu})")
+    base = got["baseline"][1]
+    assert got["tile_shape"][1] <= base and got["split_k"][1] <= base, (
+        "the tile and split-K fixes include the plain GEMM, so they never predict more time")
+    assert got["scheduler"][1] <= base and got["scheduler"][0] <= tokens, (
+        "the scheduler runs at most the budget, never slower than the whole budget")
+
+
+@pytest.mark.rubric("compare")
+@given(boundary_shape(), st.integers(1, 2000), TILE_K, QUARTER,
+       st.lists(CANDIDATE, min_size=1, max_size=3), st.integers(1, 6), QUARTER0, QUARTER0)
+def test_compare_properties(shape, k, tile_k, t_iter, cands, max_splits, t_partial, t_fixup):
+    m, n, tile_m, tile_n, num_sms, ctas = shape
+    tiles = oracle.count_tiles_fast(m, n, tile_m, tile_n)
+    assume(tiles <= 3000)
+    args = (m, n, k, num_sms, (tile_m, tile_n, tile_k), t_iter, cands, max_splits,
+            t_partial, t_fixup, ctas)
+    want = _compare_oracle(*args)
+    got = gw.compare_fixes(*args)
+    for key, (w_tokens, w_time) in want.items():
+        exact_int(got[key][0], w_tokens, f"{key} tokens")
+        close(got[key][1], w_time, f"{key} time")
+
+
+# ---------------------------------------------------------------------------- bad_input
+
+GOOD = {
+    "output_tiles": (lambda: gw.output_tiles, (640, 3584, 128, 128)),
+    "wave_count": (lambda: gw.wave_count, (140, 132, 1)),
+    "wave_efficiency": (lambda: gw.wave_efficiency, (140, 132, 1)),
+    "gemm_time_us": (lambda: gw.gemm_time_us, (640, 3584, 128, 128, 132, 74.0, 1)),
+    "wave_waste_us": (lambda: gw.wave_waste_us, (640, 3584, 128, 128, 132, 74.0, 1)),
+    "wave_trimmed_chunk": (lambda: gw.wave_trimmed_chunk, (640, 3584, 128, 128, 132, 1)),
+}
+
+
+@pytest.mark.rubric("bad_input")
+@pytest.mark.parametrize("name", sorted(GOOD))
+def test_int_arguments_are_checked(name):
+    get, args = GOOD[name]
+    fn = get()
+    fn(*args)   # the good call works
+    for i, value in enumerate(args):
+        if not isinstance(value, int):
+            continue
+        for bad, exc in ((0, ValueError), (-3, ValueError), (float(value), TypeError),
+                         (True, TypeError), ("8", TypeError)):
+            broken = list(args)
+            broken[i] = bad
+            with pytest.raises(exc):
+                fn(*broken)
+
+
+@pytest.mark.rubric("bad_input")
+def test_times_are_checked():
+    for bad, exc in ((0.0, ValueError), (-1.0, ValueError), (math.inf, ValueError),
+                     (math.nan, ValueError), ("74", TypeError)):
+        with pytest.raises(exc):
+            gw.gemm_time_us(640, 3584, 128, 128, 132, bad)
+        with pytest.raises(exc):
+            gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), bad, 132, 2, 1.0)
+    close(gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 2, 0.0),
+          gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 2, 0.0),
+          "t_partial_us = 0 is allowed")
+    gw.stream_k(640, 3584, 4096, (128, 128, 64), 1.0, 132, 0.0)
+    with pytest.raises(ValueError):
+        gw.stream_k(640, 3584, 4096, (128, 128, 64), 1.0, 132, -1.0)
+    with pytest.raises(ValueError):
+        gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 2, -0.5)
+
+
+@pytest.mark.rubric("bad_input")
+def test_tiles_candidates_and_splits_are_checked():
+    with pytest.raises(TypeError):
+        gw.split_k_time_us(640, 3584, 4096, (128, 128), 1.0, 132, 2, 1.0)
+    with pytest.raises(TypeError):
+        gw.stream_k(640, 3584, 4096, 128, 1.0, 132, 1.0)
+    with pytest.raises(ValueError):
+        gw.split_k_time_us(640, 3584, 4096, (128, 128, 0), 1.0, 132, 2, 1.0)
+    with pytest.raises(ValueError):
+        gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 65, 1.0)   # 64 K-iterations
+    with pytest.raises(ValueError):
+        gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 0, 1.0)
+    with pytest.raises(ValueError):
+        gw.best_split_k(640, 3584, 4096, (128, 128, 64), 1.0, 132, 0, 1.0)
+    with pytest.raises(ValueError):
+        gw.best_tile_shape(640, 3584, 132, [])
+    with pytest.raises(TypeError):
+        gw.best_tile_shape(640, 3584, 132, [(128, 128)])
+    with pytest.raises(ValueError):
+        gw.best_tile_shape(640, 3584, 132, [(128, 128, 0.0)])
+    with pytest.raises(TypeError):
+        gw.best_tile_shape(640, 3584, 132, [(128.0, 128, 1.0)])
+    with pytest.raises(ValueError):
+        gw.compare_fixes(640, 3584, 4096, 132, (128, 128, 64), 1.0, [], 4, 1.0, 1.0)
