@@ -14,8 +14,6 @@ Everything returned is float64.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 from numpy.typing import NDArray
 
@@ -99,19 +97,20 @@ def split_kv_decode(q: NDArray[np.floating], k_cache: NDArray[np.floating],
     raise NotImplementedError(f"split_kv_decode ({_PROMPT})")
 
 
-def wave_efficiency(work: int, num_splits: int, num_sms: int) -> Fraction:
-    """``x / ceil(x)`` with ``x = work * num_splits / num_sms``, exactly.
+def wave_efficiency(work: int, num_splits: int, num_sms: int) -> tuple[int, int]:
+    """``x / ceil(x)`` with ``x = work * num_splits / num_sms``, exactly, as a fraction.
 
     ``work`` thread blocks per split, each of ``num_splits`` splits, on ``num_sms`` SMs:
-    the fraction of the SM slots of the waves launched that do work. Positive ints only
-    (TypeError for a non-int or bool, ValueError for < 1).
+    the fraction of the SM slots of the waves launched that do work. Returned as
+    ``(numerator, denominator)``, two ints in lowest terms (``denominator >= 1``).
+    Positive ints only (TypeError for a non-int or bool, ValueError for < 1).
     """
     raise NotImplementedError(f"wave_efficiency ({_PROMPT})")
 
 
 def choose_num_splits(batch: int, q_heads: int, num_kv_blocks: int, num_sms: int,
-                      max_splits: int = 128, fill_fraction: Fraction | int = Fraction(4, 5),
-                      efficiency_fraction: Fraction | int = Fraction(17, 20)) -> int:
+                      max_splits: int = 128, fill_fraction: tuple[int, int] = (4, 5),
+                      efficiency_fraction: tuple[int, int] = (17, 20)) -> int:
     """The split count from the wave-efficiency rule in the README, exactly.
 
     ``work = batch * q_heads``. One split when ``work >= fill_fraction * num_sms``.
@@ -120,8 +119,9 @@ def choose_num_splits(batch: int, q_heads: int, num_kv_blocks: int, num_sms: int
     ``wave_efficiency`` is ``>= efficiency_fraction * best``, best being the largest
     efficiency among them.
 
-    The counts are positive ints (TypeError for a non-int or bool, ValueError for < 1);
-    the fractions are ints or ``fractions.Fraction`` in ``(0, 1]`` (TypeError for a float
-    or bool, ValueError outside the range).
+    The counts are positive ints (TypeError for a non-int or bool, ValueError for < 1).
+    A fraction is a tuple ``(numerator, denominator)`` of two ints, ``denominator >= 1``,
+    whose value lies in ``(0, 1]``: TypeError for anything else (a float, a bool, a list),
+    ValueError for a zero or negative denominator or a value outside ``(0, 1]``.
     """
     raise NotImplementedError(f"choose_num_splits ({_PROMPT})")
