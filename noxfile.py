@@ -6,6 +6,7 @@
     nox -s list                                          the katas
     nox -s interview -- NAME [--minutes M] [--no-hints] [--interviewer]   mock interview
     nox -s bundle -- OUT [NAMES...]                      a candidate's folder
+    nox -s record -- split_kv|gemm_waves                  GPU sweep -> hardware_fixtures/
     nox -s tests                                         the project's own suite
 
 Every session shares one environment, ``.nox/katas-env``, built on first use (uv when it is
@@ -172,6 +173,18 @@ def bundle(session: nox.Session) -> None:
     session.run(python, "-m", "graders.bundle", *session.posargs, external=True, env=_env())
 
 
+@nox.session(python=False)
+def record(session: nox.Session) -> None:
+    """Record a hardware sweep on the CUDA GPU present: nox -s record -- split_kv|gemm_waves.
+
+    RECORD_PYTHON=/path/to/python uses an interpreter that already has a CUDA build of torch
+    (and triton) instead of the project's environment. Without a GPU it exits non-zero.
+    """
+    python = os.environ.get("RECORD_PYTHON") or _ensure_env(session, ("dev", "hardware"))
+    session.run(python, "-m", "graders.hardware.record", *session.posargs, external=True,
+                env={**_env(), "PYTHONPATH": str(ROOT)})
+
+
 @nox.session(name="list", python=False)
 def list_(session: nox.Session) -> None:
     """The katas: title, minutes, difficulty, rubric points."""
@@ -182,10 +195,10 @@ def list_(session: nox.Session) -> None:
 @nox.session(python=False)
 def tests(session: nox.Session) -> None:
     """The project's own suite: references pass, stubs fail cleanly, mutants are caught."""
-    python = _ensure_env(session)
+    python = _ensure_env(session, ("dev", "hardware"))  # hardware: the recorder's CPU checks
     harness = [f"graders/{m}.py" for m in ("catalog", "impl", "plugin", "grade", "sandbox",
                                            "wire", "batch", "typecheck", "cli", "killmatrix",
-                                           "interview", "bundle")]
+                                           "interview", "bundle")] + ["graders/hardware"]
     session.run(python, "-m", "mypy", "--strict", "solutions", "katas", *harness,
                 external=True, env=_env())
     # two workers: most of the time goes to child processes (graders, sandboxes)

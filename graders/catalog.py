@@ -38,6 +38,12 @@ class RubricItem:
     graded_by: str = "tests"
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def hardware(self) -> bool:
+        """Graded on GPU timings (a measured fixture or the live GPU): its tests skip,
+        and the item leaves the max score, when neither is present."""
+        return self.extra.get("hardware") is True
+
 
 @dataclass(frozen=True)
 class Kata:
@@ -126,6 +132,10 @@ def load(name: str) -> Kata:
         if item_id in seen:
             raise CatalogError(f"{path}: rubric item {item_id!r} appears twice")
         seen.add(item_id)
+        if "hardware" in entry and (not isinstance(entry["hardware"], bool)
+                                    or (entry["hardware"] and graded_by != "tests")):
+            raise CatalogError(f"{path}: rubric {item_id!r}: hardware must be true or false, "
+                               "and a hardware item is graded by tests")
         extra = {k: v for k, v in entry.items()
                  if k not in ("id", "points", "description", "graded_by")}
         items.append(RubricItem(item_id, points, desc, graded_by, extra))

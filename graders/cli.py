@@ -17,12 +17,19 @@ from graders import catalog
 PLUGINS = ["-p", "_hypothesis_pytestplugin", "-p", "pytest_timeout", "-p", "no:cacheprovider"]
 
 
+def _points(k: catalog.Kata, sep: str) -> str:
+    """Points graded by tests on the CPU, then the optional parts: GPU timings, interviewer."""
+    hardware = sum(i.points for i in k.tested_items if i.hardware)
+    interviewer = sum(i.points for i in k.rubric if i.graded_by == "interviewer")
+    return (f"{k.max_score - hardware}" + (f"{sep}{hardware} hardware" if hardware else "")
+            + (f"{sep}{interviewer} interviewer" if interviewer else ""))
+
+
 def list_table() -> str:
     katas = catalog.load_all()
     rows = [("kata", "title", "min", "difficulty", "points", "needs")]
     for k in katas:
-        interviewer = sum(i.points for i in k.rubric if i.graded_by == "interviewer")
-        points = f"{k.max_score}" + (f" +{interviewer} interviewer" if interviewer else "")
+        points = _points(k, " +")
         rows.append((k.name, k.title, str(k.minutes), k.difficulty, points,
                      ", ".join(k.requires) or "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -36,8 +43,7 @@ def markdown_table() -> str:
     lines = ["| kata | title | minutes | difficulty | points | needs |",
              "|---|---|---|---|---|---|"]
     for k in catalog.load_all():
-        interviewer = sum(i.points for i in k.rubric if i.graded_by == "interviewer")
-        points = f"{k.max_score}" + (f" + {interviewer} interviewer" if interviewer else "")
+        points = _points(k, " + ")
         lines.append(f"| `{k.name}` | {k.title} | {k.minutes} | {k.difficulty} | {points} | "
                      f"{', '.join(k.requires) or '-'} |")
     return "\n".join(lines)

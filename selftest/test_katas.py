@@ -59,6 +59,8 @@ def test_kata_parts(name: str) -> None:
     for path in mutants:
         item = killmatrix.named_item(path)
         assert item == "*" or kata.item(item).graded_by == "tests", f"{path.name}: {item}"
+        assert item == "*" or not kata.item(item).hardware, (
+            f"{path.name}: a hardware item cannot be checked without a GPU; name a CPU item")
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
         assert len(doc.splitlines()[0]) > 20, f"{path.name}: say the bug in one sentence"
 
@@ -82,6 +84,9 @@ def test_reference_scores_full_marks(name: str) -> None:
     g = grade.run(name, "solutions")
     assert g.score == g.max_score, f"{g.score}/{g.max_score}\n{_failures(g)}"
     assert g.restarts == 0
+    # only an item graded on GPU timings may drop out of the max score (no data, no GPU)
+    skipped = [r.item.id for r in g.items if r.status == "skipped" and not r.item.hardware]
+    assert not skipped, f"items skipped without a hardware reason: {skipped}"
 
 
 @pytest.mark.parametrize("name", KATAS)

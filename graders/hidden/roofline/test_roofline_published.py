@@ -33,7 +33,7 @@ def attention_only(row: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.rubric("mbu_operands")
-@pytest.mark.parametrize("row", fixture()["decode_attention_bandwidth"], ids=lambda r: r["id"])
+@pytest.mark.parametrize("row", fixture()["tables"]["decode_attention_bandwidth"], ids=lambda r: r["id"])
 def test_decode_attention_kernels(row):
     g = gpu(row["gpu"])
     ctx = [row["seqlen_k"]] * row["batch"]
@@ -47,7 +47,7 @@ def test_decode_attention_kernels(row):
 
 
 @pytest.mark.rubric("ridge")
-@pytest.mark.parametrize("row", fixture()["achievable_matmul_tflops"],
+@pytest.mark.parametrize("row", fixture()["tables"]["achievable_matmul_tflops"],
                          ids=lambda r: f"{r['gpu']}-{r['dtype']}")
 def test_achievable_matmul_below_dense_peak(row):
     g = gpu(row["gpu"])
@@ -60,7 +60,7 @@ def test_achievable_matmul_below_dense_peak(row):
 
 
 @pytest.mark.rubric("units")
-@pytest.mark.parametrize("row", fixture()["stream_read_gb_s"], ids=lambda r: r["gpu"])
+@pytest.mark.parametrize("row", fixture()["tables"]["stream_read_gb_s"], ids=lambda r: r["gpu"])
 def test_stream_read_close_to_datasheet(row):
     # A pure read of W bytes at the measured STREAM rate has MBU = measured / datasheet (~0.97).
     g = gpu(row["gpu"])
