@@ -10,14 +10,13 @@ and the rule's answer on these SM counts. See PUBLISHED.md for what the source d
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from graders.hardware import fixtures
 from graders.impl import kata_impl
 from tests.split_kv.helpers import efficiency, rule
 
@@ -30,12 +29,6 @@ LONG_CONTEXT_BLOCKS = 1024
 
 @lru_cache(maxsize=None)
 def rows() -> tuple[dict[str, Any], ...]:
-    try:
-        from graders.hardware import fixtures
-    except ImportError:  # before graders/hardware/ exists: read the file directly
-        root = Path(__file__).resolve().parents[3]
-        data = json.loads((root / "hardware_fixtures" / "split_kv_published.json").read_text("utf-8"))
-        return tuple(data["rows"])
     found = fixtures.find("split_kv_published", kind="published")
     return tuple(r for f in found for r in f["rows"])
 
