@@ -226,7 +226,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     previous = _State.results.get(report.nodeid)
     if previous is not None and previous[0] == "failed":
         return
-    message = truncate(report.longreprtext) if failed_now or report.skipped else ""
+    if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        message = str(report.longrepr[2]).removeprefix("Skipped: ")  # the reason, not the tuple
+    else:
+        message = truncate(report.longreprtext) if failed_now or report.skipped else ""
     _State.results[report.nodeid] = (outcome, message)
     _emit({"event": "result", "nodeid": report.nodeid, "outcome": outcome,
            "message": message, "duration": round(report.duration, 4)})

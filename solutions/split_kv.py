@@ -220,3 +220,24 @@ def choose_num_splits(batch: int, q_heads: int, num_kv_blocks: int, num_sms: int
     efficiency = {s: _efficiency(work, s, num_sms) for s in range(1, cap + 1) if eligible(s)}
     best = max(efficiency.values())
     return min(s for s, e in efficiency.items() if e >= near * best)
+
+
+KERNEL_BLOCK = 64       # keys per KV block of the project's reference decode kernel
+KERNEL_MAX_SPLITS = 64  # the most splits it is timed with
+PROGRAMS_PER_SM = 2     # decode programs are small: assume two resident per SM, as FA2 does
+
+
+def plan_splits(batch: int, q_heads: int, kv_heads: int, context: int, num_sms: int) -> int:
+    """The rule, fed what runs at once: two programs per SM, the kernel's 64-key blocks.
+
+    Uncalibrated until a recording exists: the two-per-SM figure follows FlashAttention-2's
+    call of its heuristic (twice the SM count), not a measurement of this kernel.
+    """
+    for name, value in (("batch", batch), ("q_heads", q_heads), ("kv_heads", kv_heads),
+                        ("context", context), ("num_sms", num_sms)):
+        _count(name, value)
+    if q_heads % kv_heads:
+        raise ValueError(f"q_heads ({q_heads}) must be a multiple of kv_heads ({kv_heads})")
+    blocks = -(-context // KERNEL_BLOCK)
+    return choose_num_splits(batch, q_heads, blocks, PROGRAMS_PER_SM * num_sms,
+                             max_splits=KERNEL_MAX_SPLITS)

@@ -51,7 +51,7 @@ def device_info() -> dict[str, Any]:
     """The GPU and software fields of a fixture, as the runtime reports them."""
     torch = _torch()
     props = torch.cuda.get_device_properties(0)
-    import triton
+    import triton  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     gpu = {"name": props.name, "id": None, "sms": int(props.multi_processor_count),
            "memory_gb": round(props.total_memory / 1e9, 2),

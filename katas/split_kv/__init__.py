@@ -125,3 +125,14 @@ def choose_num_splits(batch: int, q_heads: int, num_kv_blocks: int, num_sms: int
     ValueError for a zero or negative denominator or a value outside ``(0, 1]``.
     """
     raise NotImplementedError(f"choose_num_splits ({_PROMPT})")
+
+
+def plan_splits(batch: int, q_heads: int, kv_heads: int, context: int, num_sms: int) -> int:
+    """Your split count for the project's reference decode kernel on a real GPU.
+
+    The kernel (README, "On hardware"): 64-key KV blocks, one program per (sequence,
+    query head, split), bf16, head_dim 128, at most 64 splits. Decide how; the rule above
+    with inputs you justify is a fine start. Return an int in
+    ``1 .. min(64, ceil(context / 64))``. Graded only by timing, on a GPU.
+    """
+    raise NotImplementedError(f"plan_splits ({_PROMPT})")

@@ -233,3 +233,12 @@ def choose_num_splits(batch, q_heads, num_kv_blocks, num_sms, max_splits=128,
         if n * ed * best_d >= en * best_n * d:
             return s
     raise AssertionError("unreachable: the best candidate qualifies")
+
+def plan_splits(batch, q_heads, kv_heads, context, num_sms):
+    """Two resident programs per SM, the kernel's 64-key blocks and 64-split cap."""
+    for name, x in (("batch", batch), ("q_heads", q_heads), ("kv_heads", kv_heads),
+                    ("context", context), ("num_sms", num_sms)):
+        _int(name, x)
+    if q_heads % kv_heads:
+        raise ValueError("q_heads must be a multiple of kv_heads")
+    return choose_num_splits(batch, q_heads, (context + 63) // 64, 2 * num_sms, max_splits=64)

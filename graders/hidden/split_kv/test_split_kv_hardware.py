@@ -6,8 +6,8 @@ Two sources, graded the same way (graders/hidden/split_kv/regret.py):
   one table per shape, every count 1 .. min(64, kv_blocks) timed;
 - live: on a CUDA GPU, the lead's reference split-KV decode (graders/hardware) timed at
   every eligible split count of a shape and at the candidate's count, one shape per test.
-The candidate's count is ``choose_num_splits(batch, q_heads, ceil(context / 64), sms,
-max_splits=64)``; a shape passes when its regret is at most ``MAX_REGRET``. Each test
+The candidate's count is ``plan_splits(batch, q_heads, kv_heads, context, sms)`` (their
+own decision for this kernel on a real GPU); a shape passes when its regret is at most ``MAX_REGRET``. Each test
 skips, with the reason, when its source is missing; with neither the item is skipped.
 """
 
@@ -41,8 +41,12 @@ def _hardware():
 
 
 def _chosen(shape: rg.Shape) -> int:
-    sms, batch, q_heads, _kv_heads, _context, _head_dim, kv_blocks = shape
-    return sk.choose_num_splits(batch, q_heads, kv_blocks, sms, rg.MAX_SPLITS)
+    sms, batch, q_heads, kv_heads, context, _head_dim, kv_blocks = shape
+    chosen = sk.plan_splits(batch, q_heads, kv_heads, context, sms)
+    assert type(chosen) is int and 1 <= chosen <= min(rg.MAX_SPLITS, kv_blocks), (
+        f"plan_splits({batch}, {q_heads}, {kv_heads}, {context}, {sms}) must return an int "
+        f"in 1..{min(rg.MAX_SPLITS, kv_blocks)}, got {chosen!r}")
+    return chosen
 
 
 @pytest.mark.rubric("split_count_on_hardware")
