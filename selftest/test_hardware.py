@@ -385,3 +385,91 @@ def test_gpu_entry_validator_rejects_an_uncited_figure() -> None:
         broken = copy.deepcopy(doc)
         mutate(broken)
         assert any(expect in e for e in fixtures.validate_gpu_entry(broken)), expect
+
+
+# -- the katas' hardware scoring (plain functions; the data here is made up in the test) ---
+
+def test_split_kv_regret_and_verdict() -> None:
+    from graders.hidden.split_kv import regret as rg
+
+    times = {1: 100.0, 2: 60.0, 4: 50.0, 8: 55.0}
+    assert rg.regret(times, 4) == 0.0
+    assert rg.regret(times, 2) == pytest.approx(0.2)
+    assert rg.regret(times, 1) == pytest.approx(1.0)
+    with pytest.raises(KeyError):
+        rg.regret(times, 3)
+    shape = rg.shape_of(132, 1, 8, 1, 65536, 128)
+    assert shape[-1] == 1024 and rg.verdict({shape: 0.25}) is None
+    assert "over" in (rg.verdict({shape: 0.2501}) or "")
+    rows = [{"batch": 1, "q_heads": 8, "kv_heads": 1, "context": 4096, "head_dim": 128,
+             "num_splits": s, "median_us": t} for s, t in times.items()]
+    tables = rg.split_tables([{"gpu": {"sms": 132}, "rows": rows}])
+    assert tables == {rg.shape_of(132, 1, 8, 1, 4096, 128): times}
+    with pytest.raises(ValueError, match="twice"):
+        rg.split_tables([{"gpu": {"sms": 132}, "rows": rows + rows[:1]}])
+
+
+def test_split_kv_constants_follow_the_recorder() -> None:
+    from graders.hidden.split_kv import regret as rg
+
+    assert (rg.BLOCK_N, rg.MAX_SPLITS) == (kernels.BLOCK_N, sweeps.MAX_SPLITS)
+
+
+def test_gemm_chunk_regret() -> None:
+    from graders.hidden.gemm_waves import hw_check
+
+    # per-token times: M=32 is cheapest (1.0/token); M=48 costs 1.5/token
+    series = [(16, 32.0), (32, 32.0), (48, 72.0), (64, 80.0)]
+    assert hw_check.chunk_regret(series, 32, 48) == 0.0
+    assert hw_check.chunk_regret(series, 48, 48) == pytest.approx(0.5)
+    assert hw_check.chunk_regret(series, 16, 64) == pytest.approx(1.0)
+    assert hw_check.chunk_regret(series, 64, 64) == pytest.approx(0.25)
+    with pytest.raises(KeyError):
+        hw_check.chunk_regret(series, 40, 64)
+    with pytest.raises(KeyError):
+        hw_check.chunk_regret(series, 64, 48)       # past the budget
+    with pytest.raises(ValueError, match="lacks"):
+        hw_check.chunk_regret(series[:2], 32, 64)
+
+
+def test_gemm_sweep_plan_covers_the_graded_budgets() -> None:
+    from graders.hidden.gemm_waves import hw_check
+
+    for g in sweeps.GEMM_SHAPES:
+        ms = set(g.ms())
+        for budget in hw_check.BUDGETS:
+            assert set(range(hw_check.CHUNK_STEP, budget + 1, hw_check.CHUNK_STEP)) <= ms
+
+
+def test_gemm_wave_fit_tells_a_staircase_from_a_line() -> None:
+    from graders.hidden.gemm_waves import hw_check
+    from solutions import gemm_waves as ref
+
+    def waves(m: int, n: int, tm: int, tn: int) -> int:
+        return ref.wave_count(ref.output_tiles(m, n, tm, tn), 132)
+
+    stairs = hw_check.synthetic_sweep(14336, 132, (128, 256), 30.0, hw_check.LIVE_M)
+    ok, msg = hw_check.verdict(hw_check.score_series(stairs, 14336, 132, waves))
+    assert ok, msg
+    line = [(m, 0.01 * m + 5.0) for m in hw_check.LIVE_M]   # no steps at all
+    ok, msg = hw_check.verdict(hw_check.score_series(line, 14336, 132, waves))
+    assert not ok, msg
+
+
+@pytest.mark.parametrize("doc", fixtures.find("gemm_m_sweep", kind="measured") or [None],
+                         ids=lambda d: d["_path"] if d else "none")
+def test_measured_gemm_sweeps_show_wave_steps(doc: dict[str, Any] | None) -> None:
+    """The kata's premise on real data: the reference's waves explain a measured sweep."""
+    if doc is None:
+        pytest.skip("no measured gemm_m_sweep fixture yet (nox -s record -- gemm_waves on a GPU)")
+    from graders.hidden.gemm_waves import hw_check
+    from solutions import gemm_waves as ref
+
+    sms = doc["gpu"]["sms"]
+
+    def waves(m: int, n: int, tm: int, tn: int) -> int:
+        return ref.wave_count(ref.output_tiles(m, n, tm, tn), sms)
+
+    for (n, _k, _dtype), series in hw_check.series_from_rows(doc["rows"]).items():
+        ok, msg = hw_check.verdict(hw_check.score_series(series, n, sms, waves))
+        assert ok, f"{doc['_path']} N={n}: {msg}"

@@ -183,3 +183,27 @@ def compare_fixes(m: int, n: int, k: int, num_sms: int, tile: tuple[int, int, in
         "stream_k": (m, t_stream),
         "scheduler": (chunk, t_chunk),
     }
+
+
+ASSUMED_TILE = (128, 256)   # a common Hopper bf16 cuBLAS/CUTLASS tile; not measured here
+CHUNK_STEP = 16
+
+
+def plan_chunk(budget: int, n: int, k: int, num_sms: int) -> int:
+    """The multiple of 16 up to the budget with the fewest predicted waves per token.
+
+    The wave model with one assumed tile shape: a wave costs the same whatever its fill, so
+    time per token is ``waves(M) / M`` times a constant; the largest M wins ties. K scales
+    every wave alike and drops out. Uncalibrated until a sweep is recorded.
+    """
+    _int("budget", budget, CHUNK_STEP)
+    _int("n", n)
+    _int("k", k)
+    _int("num_sms", num_sms)
+    tm, tn = ASSUMED_TILE
+    best, best_cost = CHUNK_STEP, None
+    for m in range(CHUNK_STEP, budget + 1, CHUNK_STEP):
+        waves = wave_count(output_tiles(m, n, tm, tn), num_sms)
+        if best_cost is None or waves * best <= best_cost * m:   # waves/m <= best ratio
+            best, best_cost = m, waves
+    return best

@@ -102,3 +102,13 @@ def compare_fixes(m: int, n: int, k: int, num_sms: int, tile: tuple[int, int, in
     ``candidates`` here are ``(tile_m, tile_n, t_iter_us)`` with ``tile``'s ``tile_k``.
     """
     raise NotImplementedError(f"compare_fixes ({_PROMPT})")
+
+
+def plan_chunk(budget: int, n: int, k: int, num_sms: int) -> int:
+    """Your prefill chunk for a real GPU: the token count M for a bf16 ``[M, K] @ [K, N]``.
+
+    A multiple of 16 with ``16 <= M <= budget`` (``budget >= 16``), chosen so that the
+    GEMM through cuBLAS (torch.matmul) on a GPU with ``num_sms`` SMs spends the least time
+    per token. Decide how (README, "On hardware"); graded only by timing, on a GPU.
+    """
+    raise NotImplementedError(f"plan_chunk ({_PROMPT})")

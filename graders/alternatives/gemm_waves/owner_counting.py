@@ -175,3 +175,12 @@ def compare_fixes(m: int, n: int, k: int, num_sms: int, tile: tuple[int, int, in
     c = wave_trimmed_chunk(m, n, tm, tn, num_sms, ctas_per_sm)
     result["scheduler"] = (c, gemm_time_us(c, n, tm, tn, num_sms, wave, ctas_per_sm))
     return result
+
+def plan_chunk(budget: int, n: int, k: int, num_sms: int) -> int:
+    """Scan multiples of 16 for the least waves per token (256 x 128 tiles), larger on ties."""
+    _check(budget=budget, n=n, k=k, num_sms=num_sms)
+    if budget < 16:
+        raise ValueError(f"budget: must be at least 16, got {budget!r}")
+    def cost(m: int) -> Fraction:
+        return Fraction(wave_count(output_tiles(m, n, 256, 128), num_sms), m)
+    return min(range(16, budget + 1, 16), key=lambda m: (cost(m), -m))

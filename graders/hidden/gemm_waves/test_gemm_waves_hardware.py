@@ -1,9 +1,12 @@
-"""hardware_sweep: the candidate's waves against a measured bf16 GEMM time sweep over M.
+"""chunk_on_hardware: the candidate's plan_chunk against a measured bf16 GEMM sweep over M.
 
 Data: every measured ``gemm_m_sweep`` fixture in hardware_fixtures/ (rows {m, n, k, dtype,
 median_us}, fixture["gpu"]["sms"]); without one, the live GPU (graders.hardware.live);
-without either, the test skips and the item is not counted. The scoring is
-graders/hidden/gemm_waves/hw_check.py.
+without either, the test skips and the item is not counted. For each series and each
+budget in ``hw_check.BUDGETS`` the chunk's time per token is compared with the best chunk
+up to the budget (``hw_check.chunk_regret``). Also here, under ``waves`` (CPU, always): the
+candidate's waves on a synthetic staircase through the same fitting code the project's
+suite uses to check the kata's premise on measured sweeps.
 """
 
 from __future__ import annotations
@@ -62,15 +65,24 @@ def _data() -> list[tuple[str, int, dict[tuple[int, int, str], hw_check.Series]]
     return _live()
 
 
-@pytest.mark.rubric("hardware_sweep")
-def test_waves_explain_measured_sweep():
-    failures = []
+@pytest.mark.rubric("chunk_on_hardware")
+def test_chunk_regret_on_measured_sweep():
+    failures, graded = [], 0
     for where, sms, all_series in _data():
         for (n, k, dtype), series in all_series.items():
-            score = hw_check.score_series(series, n, sms, _waves_fn(sms))
-            ok, msg = hw_check.verdict(score)
-            if not ok:
-                failures.append(f"{where}: N={n} K={k} {dtype} on {sms} SMs: {msg}")
+            for budget in hw_check.BUDGETS:
+                if budget > series[-1][0]:
+                    continue
+                chosen = gw.plan_chunk(budget, n, k, sms)
+                assert type(chosen) is int and chosen % 16 == 0 and 16 <= chosen <= budget, (
+                    f"plan_chunk({budget}, {n}, {k}, {sms}) must return a multiple of 16 in "
+                    f"16..{budget}, got {chosen!r}")
+                regret = hw_check.chunk_regret(series, chosen, budget)
+                graded += 1
+                if regret > hw_check.MAX_CHUNK_REGRET:
+                    failures.append(f"{where}: N={n} K={k} {dtype} on {sms} SMs, budget {budget}: "
+                                    f"chunk {chosen} costs {regret:.1%} more per token than the best")
+    assert graded, "no series covered any budget"
     assert not failures, "\n".join(failures)
 
 
