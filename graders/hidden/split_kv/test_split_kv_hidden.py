@@ -419,7 +419,7 @@ BAD = [
 
 @pytest.mark.rubric("bad_input")
 @pytest.mark.parametrize("fn, args, kwargs, error, why", BAD, ids=[b[4] for b in BAD])
-def test_bad_input(fn, args, kwargs, error, why):
+def test_bad_input_raises_named_errors(fn, args, kwargs, error, why):
     with pytest.raises(error):
         getattr(sk, fn)(*args, **kwargs)
 
