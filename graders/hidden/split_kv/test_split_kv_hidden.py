@@ -75,6 +75,17 @@ def test_gqa_mapping_is_h_div_group_not_h_mod_kv():
                  "query head 1 of 4 over 2 kv heads reads kv head 0")
 
 
+@pytest.mark.rubric("partial_attention")
+def test_an_int_scale_is_a_number():
+    # The prompt asks for a finite number above 0 (only a bool is a TypeError): 2 is one.
+    rng = np.random.default_rng(12)
+    q, k, v = random_case(rng, n=5, q_heads=2, kv_heads=1)
+    check_result(sk.attend_partial(q, k, v, 2), attention(q, k, v, 2.0), "attend_partial with scale=2 (an int)")
+    qb, kc, vc = rng.normal(size=(2, 2, 4)), rng.normal(size=(2, 6, 1, 4)), rng.normal(size=(2, 6, 1, 3))
+    check_result(sk.split_kv_decode(qb, kc, vc, [6, 2], 1, 2, 2), decode_oracle(qb, kc, vc, [6, 2], 1.0),
+                 "split_kv_decode with scale=1 (an int)")
+
+
 # ---------------------------------------------------------------------------- exact_merge
 
 
@@ -136,6 +147,47 @@ def test_a_single_partial_is_returned_as_is():
     outs = np.array([[[1.5, -2.0]]])
     lses = np.array([[0.25]])
     check_result(sk.merge_partials(outs, lses), (outs[0], lses[0]), "merge of one partial")
+
+
+def merge_oracle(outs, lses):
+    """The prompt's merge formula in float64 over the partials that saw a key."""
+    outs, lses = np.asarray(outs, dtype=np.float64), np.asarray(lses, dtype=np.float64)
+    lse = np.logaddexp.reduce(lses, axis=0)
+    alive = np.isfinite(lse)
+    w = np.exp(lses - np.where(alive, lse, 0.0))
+    out = (w[..., None] * np.where(np.isneginf(lses)[..., None], 0.0, outs)).sum(axis=0)
+    return np.where(alive[..., None], out, 0.0), np.where(alive, lse, -np.inf)
+
+
+@pytest.mark.rubric("exact_merge")
+def test_float32_partials_are_merged_in_float64():
+    # "Inputs may be float32 or float64; compute and return float64": the float32 values are
+    # exact inputs, the merge of them is computed in float64.
+    rng = np.random.default_rng(13)
+    outs = rng.normal(size=(4, 3, 5)).astype(np.float32)
+    lses = (rng.normal(size=(4, 3)) * 3 + 20).astype(np.float32)
+    lses[1, 2] = -np.inf
+    check_result(sk.merge_partials(outs, lses), merge_oracle(outs, lses), "merge of float32 partials")
+
+
+@pytest.mark.rubric("exact_merge")
+def test_merge_with_no_rest_axes():
+    # outs (S, dv) and lses (S,): one head's partials; rest is empty and the result is
+    # out (dv,) and a 0-d lse.
+    # The grading wire carries a 0-d array as shape (1,) (numpy.ascontiguousarray), so the
+    # lse's shape is checked for one value only.
+    def scalar_lse(got):
+        out, lse = got
+        lse = np.asarray(lse)
+        assert lse.size == 1, f"merge of lses shaped (S,) must give one lse, got shape {lse.shape}"
+        return out, lse.reshape(())
+
+    outs = np.array([[1.0, 2.0], [3.0, -1.0], [np.nan, np.nan]])
+    lses = np.array([0.5, -0.25, -np.inf])
+    check_result(scalar_lse(sk.merge_partials(outs, lses)), merge_oracle(outs, lses),
+                 "merge of partials shaped outs (3, 2), lses (3,)")
+    check_result(scalar_lse(sk.merge_partials(np.full((2, 3), np.nan), np.full(2, -np.inf))),
+                 (np.zeros(3), np.array(-np.inf)), "merge of two empty partials shaped (2, 3), (2,)")
 
 
 # ---------------------------------------------------------------------------- empty_splits
@@ -235,6 +287,54 @@ def test_merge_of_far_apart_lse():
     lses = np.array([[1e4], [-1e4], [1e4 - 800.0]])       # exp of the differences underflows
     check_result(sk.merge_partials(outs, lses), (np.array([[1.0]]), np.array([1e4])),
                  "merge with lse 1e4, -1e4 and 1e4 - 800")
+
+
+@pytest.mark.rubric("stability")
+def test_masked_keys_far_above_the_counted_ones():
+    # Masked keys do not count, whatever their scores: shifting by a masked key's score
+    # (1e4 above the counted ones) underflows every counted weight to 0.
+    q = np.array([[100.0, 1.0], [1.0, 0.5]])
+    k = np.array([[[100.0, 0.0]], [[0.0, 1.0]], [[0.0, -2.0]], [[99.0, 0.0]]])
+    v = np.array([[[5.0]], [[1.0]], [[2.0]], [[7.0]]])
+    valid = np.array([False, True, True, False])
+    check_result(sk.attend_partial(q, k, v, 1.0, valid), attention(q, k, v, 1.0, valid),
+                 "attend_partial where the masked keys score 1e4 above the counted ones")
+
+
+@pytest.mark.rubric("stability")
+def test_cache_past_the_length_holds_large_scores():
+    # Keys at or past a sequence's length are masked; a cache may hold anything there.
+    rng = np.random.default_rng(14)
+    q = np.concatenate([np.full((2, 2, 1), 100.0), rng.normal(size=(2, 2, 3))], axis=2)
+    kc = np.concatenate([np.zeros((2, 12, 1, 1)), rng.normal(size=(2, 12, 1, 3))], axis=3)
+    kc[0, 5:, 0, 0] = 100.0                       # past length 5: scores ~1e4 above the rest
+    kc[1, 9:, 0, 0] = 150.0
+    vc = rng.normal(size=(2, 12, 1, 2))
+    lens = [5, 9]
+    check_result(sk.split_kv_decode(q, kc, vc, lens, 1.0, 4, 2), decode_oracle(q, kc, vc, lens, 1.0),
+                 "split_kv_decode where the cache past each length holds keys scoring ~1e4")
+
+
+@pytest.mark.rubric("stability")
+def test_heads_with_far_apart_scores():
+    # Each head is its own softmax: head 0 scores ~1e4, head 1 ~1, in the same call.
+    rng = np.random.default_rng(15)
+    q = np.concatenate([np.array([[100.0], [0.0], [-100.0]]), rng.normal(size=(3, 3))], axis=1)
+    k = np.concatenate([np.full((6, 1, 1), 100.0), rng.normal(size=(6, 1, 3))], axis=2)
+    v = rng.normal(size=(6, 1, 2))
+    check_result(sk.attend_partial(q, k, v, 1.0), attention(q, k, v, 1.0),
+                 "attend_partial with heads scoring ~+1e4, ~0 and ~-1e4")
+
+
+@pytest.mark.rubric("stability")
+def test_merge_positions_with_far_apart_lse():
+    # Every (batch, head) position is its own merge: lse ~1e4 at one, ~0 and ~-1e4 at others.
+    rng = np.random.default_rng(16)
+    outs = rng.normal(size=(3, 2, 2, 4))
+    lses = rng.normal(size=(3, 2, 2)) + np.array([[1e4, 0.0], [-1e4, 5.0]])
+    lses[2, 1, 1] = -np.inf
+    check_result(sk.merge_partials(outs, lses), merge_oracle(outs, lses),
+                 "merge where positions' lse differ by 1e4")
 
 
 # ---------------------------------------------------------------------------- batched_decode
@@ -362,6 +462,41 @@ def test_wave_efficiency_exact(work, s, sms):
         f"wave_efficiency({work}, {s}, {sms}) = {want} in lowest terms, got {got}")
 
 
+@pytest.mark.rubric("split_rule")
+@pytest.mark.parametrize("args, want", [
+    ((1, 105, 64, 132), 5),     # 105 < 0.8 * 132 = 105.6 (floor(105.6) = 105 is not the threshold)
+    ((1, 86, 64, 108), 5),      # 86 < 86.4
+])
+def test_work_just_below_a_fractional_fill_threshold(args, want):
+    assert rule(*args) == want
+    got = sk.choose_num_splits(*args)
+    assert got == want, f"choose_num_splits{args}: work {args[0] * args[1]} < 0.8 x {args[3]}: expected {want}, got {got!r}"
+
+
+@pytest.mark.rubric("split_rule")
+@pytest.mark.parametrize("args, want", [
+    ((1, 8, 128, 114), 12),     # counts above num_sms (115..128) must not raise `best`
+    ((1, 33, 500, 78), 2),
+])
+def test_candidates_are_capped_by_num_sms(args, want):
+    assert rule(*args) == want
+    got = sk.choose_num_splits(*args)
+    assert got == want, f"choose_num_splits{args}: cap = min(128, {args[3]}, {args[2]}): expected {want}, got {got!r}"
+
+
+@pytest.mark.rubric("split_rule")
+@pytest.mark.parametrize("batch, q_heads, kv_heads, context, sms", [
+    (1, 1, 1, 1, 132), (1, 1, 1, 64, 132), (1, 1, 1, 65, 132), (1, 8, 1, 1 << 20, 132),
+    (1, 1, 1, 1 << 20, 264), (1, 32, 8, 16384, 108), (16, 32, 8, 2048, 132), (1, 2, 2, 300, 7),
+])
+def test_plan_splits_is_a_count_the_kernel_can_run(batch, q_heads, kv_heads, context, sms):
+    # The README: an int in 1 .. min(64, ceil(context / 64)); the choice inside is free.
+    got = sk.plan_splits(batch, q_heads, kv_heads, context, sms)
+    top = min(64, -(-context // 64))
+    assert type(got) is int and 1 <= got <= top, (
+        f"plan_splits({batch}, {q_heads}, {kv_heads}, {context}, {sms}) must be an int in 1..{top}, got {got!r}")
+
+
 # ---------------------------------------------------------------------------- bad_input
 
 Q1 = np.ones((2, 4))
@@ -414,6 +549,24 @@ BAD = [
     ("choose_num_splits", (1, 8, 64, 132), {"efficiency_fraction": (0, 5)}, ValueError, "fraction 0"),
     ("choose_num_splits", (1, 8, 64, 132), {"efficiency_fraction": (6, 5)}, ValueError, "fraction 6/5"),
     ("choose_num_splits", (1, 8, 64, 132), {"efficiency_fraction": (-4, -5)}, ValueError, "negative denominator"),
+    ("choose_num_splits", (1, 8, 64, 132), {"fill_fraction": (0, 5)}, ValueError, "fill fraction 0"),
+    ("choose_num_splits", (1, 8, 64, 132), {"fill_fraction": (6, 5)}, ValueError, "fill fraction 6/5"),
+    ("choose_num_splits", (1, 8, 64, 132), {"efficiency_fraction": [17, 20]}, TypeError, "list efficiency_fraction"),
+    ("choose_num_splits", (-1, -8, 64, 132), {}, ValueError, "negative batch and q_heads"),
+    ("choose_num_splits", (1, 0, 64, 132), {}, ValueError, "q_heads 0"),
+    ("wave_efficiency", (8, 1, 0), {}, ValueError, "wave_efficiency num_sms 0"),
+    ("wave_efficiency", (200, 1, -132), {}, ValueError, "wave_efficiency negative num_sms"),
+    ("wave_efficiency", (8, 0, 132), {}, ValueError, "wave_efficiency num_splits 0"),
+    ("wave_efficiency", (8, True, 132), {}, TypeError, "wave_efficiency bool num_splits"),
+    ("decode_partials", (QB, KB, np.ones((2, 6, 1, 2)), [5, 5], 1.0, 2, 2), {}, ValueError,
+     "v_cache max_len 6, k_cache 5"),
+    ("decode_partials", (QB, KB, VB, [5.0, 3.0], 1.0, 2, 2), {}, TypeError, "float context lengths"),
+    ("decode_partials", (QB, KB, VB, np.array([5.0, 3.0]), 1.0, 2, 2), {}, TypeError, "float array of lengths"),
+    ("split_kv_decode", (QB, KB, VB, [True, False], 1.0, 2, 2), {}, TypeError, "bool context lengths"),
+    ("plan_splits", (1, 8, 3, 4096, 132), {}, ValueError, "plan_splits: 8 query heads over 3 kv heads"),
+    ("plan_splits", (1, 8, 1, 0, 132), {}, ValueError, "plan_splits: context 0"),
+    ("plan_splits", (1, 8, 1, 4096, 0), {}, ValueError, "plan_splits: num_sms 0"),
+    ("plan_splits", (1, 8, True, 4096, 132), {}, TypeError, "plan_splits: bool kv_heads"),
 ]
 
 
