@@ -382,6 +382,22 @@ def test_decode_partials_are_the_shared_splits(case, scale):
                          f"(length {lens[b]}, max_len {kc.shape[1]}, block {block})")
 
 
+@pytest.mark.rubric("batched_decode")
+def test_float32_caches_are_computed_in_float64():
+    # "Inputs may be float32 or float64; compute and return float64": the float32 values are
+    # exact inputs; q * scale rounded to float32 is already off by ~1e-8.
+    rng = np.random.default_rng(17)
+    q = rng.normal(size=(2, 4, 8)).astype(np.float32)
+    kc = rng.normal(size=(2, 13, 2, 8)).astype(np.float32)
+    vc = rng.normal(size=(2, 13, 2, 3)).astype(np.float32)
+    lens = [13, 6]
+    want = decode_oracle(q, kc, vc, lens, 0.35)
+    check_result(sk.split_kv_decode(q, kc, vc, lens, 0.35, 4, 3), want,
+                 "split_kv_decode of float32 q and caches (scale 0.35)")
+    outs, lses = sk.decode_partials(q, kc, vc, lens, 0.35, 4, 3)
+    check_result(sk.merge_partials(outs, lses), want, "the merge of decode_partials of float32 inputs")
+
+
 # ---------------------------------------------------------------------------- split_rule
 
 
@@ -526,6 +542,9 @@ BAD = [
     ("split_ranges", (10, 4, 0), {}, ValueError, "num_splits 0"),
     ("split_ranges", (10, 4.0, 2), {}, TypeError, "float block_size"),
     ("split_ranges", (10, True, 2), {}, TypeError, "bool block_size"),
+    ("split_ranges", (10.0, 4, 2), {}, TypeError, "float num_keys"),
+    ("split_ranges", (True, 4, 2), {}, TypeError, "bool num_keys"),
+    ("attend_partial", (Q1, np.ones((3, 0, 4)), np.ones((3, 0, 2)), 1.0), {}, ValueError, "no kv heads"),
     ("decode_partials", (QB, KB, VB, [5, 6], 1.0, 2, 2), {}, ValueError, "context length 6 > max_len 5"),
     ("decode_partials", (QB, KB, VB, [5, -1], 1.0, 2, 2), {}, ValueError, "negative context length"),
     ("decode_partials", (QB, KB, VB, [5], 1.0, 2, 2), {}, ValueError, "one length for a batch of 2"),
