@@ -573,6 +573,13 @@ BAD = [
     ("choose_num_splits", (1, 8, 64, 132), {"efficiency_fraction": [17, 20]}, TypeError, "list efficiency_fraction"),
     ("choose_num_splits", (-1, -8, 64, 132), {}, ValueError, "negative batch and q_heads"),
     ("choose_num_splits", (1, 0, 64, 132), {}, ValueError, "q_heads 0"),
+    # work 128 >= 0.8 x 132 answers 1 without the other arguments, but they are still checked
+    ("choose_num_splits", (4, 32, 0, 132), {}, ValueError, "full grid, num_kv_blocks 0"),
+    ("choose_num_splits", (4, 32, 800, 132, 0), {}, ValueError, "full grid, max_splits 0"),
+    ("choose_num_splits", (4, 32, 800, 132), {"efficiency_fraction": (6, 5)}, ValueError,
+     "full grid, efficiency fraction 6/5"),
+    ("choose_num_splits", (4, 32, 800, 132), {"efficiency_fraction": 0.85}, TypeError,
+     "full grid, float efficiency_fraction"),
     ("wave_efficiency", (8, 1, 0), {}, ValueError, "wave_efficiency num_sms 0"),
     ("wave_efficiency", (200, 1, -132), {}, ValueError, "wave_efficiency negative num_sms"),
     ("wave_efficiency", (8, 0, 132), {}, ValueError, "wave_efficiency num_splits 0"),
