@@ -500,19 +500,6 @@ def test_candidates_are_capped_by_num_sms(args, want):
     assert got == want, f"choose_num_splits{args}: cap = min(128, {args[3]}, {args[2]}): expected {want}, got {got!r}"
 
 
-@pytest.mark.rubric("split_rule")
-@pytest.mark.parametrize("batch, q_heads, kv_heads, context, sms", [
-    (1, 1, 1, 1, 132), (1, 1, 1, 64, 132), (1, 1, 1, 65, 132), (1, 8, 1, 1 << 20, 132),
-    (1, 1, 1, 1 << 20, 264), (1, 32, 8, 16384, 108), (16, 32, 8, 2048, 132), (1, 2, 2, 300, 7),
-])
-def test_plan_splits_is_a_count_the_kernel_can_run(batch, q_heads, kv_heads, context, sms):
-    # The README: an int in 1 .. min(64, ceil(context / 64)); the choice inside is free.
-    got = sk.plan_splits(batch, q_heads, kv_heads, context, sms)
-    top = min(64, -(-context // 64))
-    assert type(got) is int and 1 <= got <= top, (
-        f"plan_splits({batch}, {q_heads}, {kv_heads}, {context}, {sms}) must be an int in 1..{top}, got {got!r}")
-
-
 # ---------------------------------------------------------------------------- bad_input
 
 Q1 = np.ones((2, 4))
@@ -589,10 +576,6 @@ BAD = [
     ("decode_partials", (QB, KB, VB, [5.0, 3.0], 1.0, 2, 2), {}, TypeError, "float context lengths"),
     ("decode_partials", (QB, KB, VB, np.array([5.0, 3.0]), 1.0, 2, 2), {}, TypeError, "float array of lengths"),
     ("split_kv_decode", (QB, KB, VB, [True, False], 1.0, 2, 2), {}, TypeError, "bool context lengths"),
-    ("plan_splits", (1, 8, 3, 4096, 132), {}, ValueError, "plan_splits: 8 query heads over 3 kv heads"),
-    ("plan_splits", (1, 8, 1, 0, 132), {}, ValueError, "plan_splits: context 0"),
-    ("plan_splits", (1, 8, 1, 4096, 0), {}, ValueError, "plan_splits: num_sms 0"),
-    ("plan_splits", (1, 8, True, 4096, 132), {}, TypeError, "plan_splits: bool kv_heads"),
 ]
 
 
