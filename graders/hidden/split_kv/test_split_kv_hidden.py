@@ -75,6 +75,17 @@ def test_gqa_mapping_is_h_div_group_not_h_mod_kv():
                  "query head 1 of 4 over 2 kv heads reads kv head 0")
 
 
+@pytest.mark.rubric("partial_attention")
+def test_an_int_scale_is_a_number():
+    # The prompt asks for a finite number above 0 (only a bool is a TypeError): 2 is one.
+    rng = np.random.default_rng(12)
+    q, k, v = random_case(rng, n=5, q_heads=2, kv_heads=1)
+    check_result(sk.attend_partial(q, k, v, 2), attention(q, k, v, 2.0), "attend_partial with scale=2 (an int)")
+    qb, kc, vc = rng.normal(size=(2, 2, 4)), rng.normal(size=(2, 6, 1, 4)), rng.normal(size=(2, 6, 1, 3))
+    check_result(sk.split_kv_decode(qb, kc, vc, [6, 2], 1, 2, 2), decode_oracle(qb, kc, vc, [6, 2], 1.0),
+                 "split_kv_decode with scale=1 (an int)")
+
+
 # ---------------------------------------------------------------------------- exact_merge
 
 
@@ -136,6 +147,47 @@ def test_a_single_partial_is_returned_as_is():
     outs = np.array([[[1.5, -2.0]]])
     lses = np.array([[0.25]])
     check_result(sk.merge_partials(outs, lses), (outs[0], lses[0]), "merge of one partial")
+
+
+def merge_oracle(outs, lses):
+    """The prompt's merge formula in float64 over the partials that saw a key."""
+    outs, lses = np.asarray(outs, dtype=np.float64), np.asarray(lses, dtype=np.float64)
+    lse = np.logaddexp.reduce(lses, axis=0)
+    alive = np.isfinite(lse)
+    w = np.exp(lses - np.where(alive, lse, 0.0))
+    out = (w[..., None] * np.where(np.isneginf(lses)[..., None], 0.0, outs)).sum(axis=0)
+    return np.where(alive[..., None], out, 0.0), np.where(alive, lse, -np.inf)
+
+
+@pytest.mark.rubric("exact_merge")
+def test_float32_partials_are_merged_in_float64():
+    # "Inputs may be float32 or float64; compute and return float64": the float32 values are
+    # exact inputs, the merge of them is computed in float64.
+    rng = np.random.default_rng(13)
+    outs = rng.normal(size=(4, 3, 5)).astype(np.float32)
+    lses = (rng.normal(size=(4, 3)) * 3 + 20).astype(np.float32)
+    lses[1, 2] = -np.inf
+    check_result(sk.merge_partials(outs, lses), merge_oracle(outs, lses), "merge of float32 partials")
+
+
+@pytest.mark.rubric("exact_merge")
+def test_merge_with_no_rest_axes():
+    # outs (S, dv) and lses (S,): one head's partials; rest is empty and the result is
+    # out (dv,) and a 0-d lse.
+    # The grading wire carries a 0-d array as shape (1,) (numpy.ascontiguousarray), so the
+    # lse's shape is checked for one value only.
+    def scalar_lse(got):
+        out, lse = got
+        lse = np.asarray(lse)
+        assert lse.size == 1, f"merge of lses shaped (S,) must give one lse, got shape {lse.shape}"
+        return out, lse.reshape(())
+
+    outs = np.array([[1.0, 2.0], [3.0, -1.0], [np.nan, np.nan]])
+    lses = np.array([0.5, -0.25, -np.inf])
+    check_result(scalar_lse(sk.merge_partials(outs, lses)), merge_oracle(outs, lses),
+                 "merge of partials shaped outs (3, 2), lses (3,)")
+    check_result(scalar_lse(sk.merge_partials(np.full((2, 3), np.nan), np.full(2, -np.inf))),
+                 (np.zeros(3), np.array(-np.inf)), "merge of two empty partials shaped (2, 3), (2,)")
 
 
 # ---------------------------------------------------------------------------- empty_splits
@@ -237,6 +289,54 @@ def test_merge_of_far_apart_lse():
                  "merge with lse 1e4, -1e4 and 1e4 - 800")
 
 
+@pytest.mark.rubric("stability")
+def test_masked_keys_far_above_the_counted_ones():
+    # Masked keys do not count, whatever their scores: shifting by a masked key's score
+    # (1e4 above the counted ones) underflows every counted weight to 0.
+    q = np.array([[100.0, 1.0], [1.0, 0.5]])
+    k = np.array([[[100.0, 0.0]], [[0.0, 1.0]], [[0.0, -2.0]], [[99.0, 0.0]]])
+    v = np.array([[[5.0]], [[1.0]], [[2.0]], [[7.0]]])
+    valid = np.array([False, True, True, False])
+    check_result(sk.attend_partial(q, k, v, 1.0, valid), attention(q, k, v, 1.0, valid),
+                 "attend_partial where the masked keys score 1e4 above the counted ones")
+
+
+@pytest.mark.rubric("stability")
+def test_cache_past_the_length_holds_large_scores():
+    # Keys at or past a sequence's length are masked; a cache may hold anything there.
+    rng = np.random.default_rng(14)
+    q = np.concatenate([np.full((2, 2, 1), 100.0), rng.normal(size=(2, 2, 3))], axis=2)
+    kc = np.concatenate([np.zeros((2, 12, 1, 1)), rng.normal(size=(2, 12, 1, 3))], axis=3)
+    kc[0, 5:, 0, 0] = 100.0                       # past length 5: scores ~1e4 above the rest
+    kc[1, 9:, 0, 0] = 150.0
+    vc = rng.normal(size=(2, 12, 1, 2))
+    lens = [5, 9]
+    check_result(sk.split_kv_decode(q, kc, vc, lens, 1.0, 4, 2), decode_oracle(q, kc, vc, lens, 1.0),
+                 "split_kv_decode where the cache past each length holds keys scoring ~1e4")
+
+
+@pytest.mark.rubric("stability")
+def test_heads_with_far_apart_scores():
+    # Each head is its own softmax: head 0 scores ~1e4, head 1 ~1, in the same call.
+    rng = np.random.default_rng(15)
+    q = np.concatenate([np.array([[100.0], [0.0], [-100.0]]), rng.normal(size=(3, 3))], axis=1)
+    k = np.concatenate([np.full((6, 1, 1), 100.0), rng.normal(size=(6, 1, 3))], axis=2)
+    v = rng.normal(size=(6, 1, 2))
+    check_result(sk.attend_partial(q, k, v, 1.0), attention(q, k, v, 1.0),
+                 "attend_partial with heads scoring ~+1e4, ~0 and ~-1e4")
+
+
+@pytest.mark.rubric("stability")
+def test_merge_positions_with_far_apart_lse():
+    # Every (batch, head) position is its own merge: lse ~1e4 at one, ~0 and ~-1e4 at others.
+    rng = np.random.default_rng(16)
+    outs = rng.normal(size=(3, 2, 2, 4))
+    lses = rng.normal(size=(3, 2, 2)) + np.array([[1e4, 0.0], [-1e4, 5.0]])
+    lses[2, 1, 1] = -np.inf
+    check_result(sk.merge_partials(outs, lses), merge_oracle(outs, lses),
+                 "merge where positions' lse differ by 1e4")
+
+
 # ---------------------------------------------------------------------------- batched_decode
 
 
@@ -280,6 +380,22 @@ def test_decode_partials_are_the_shared_splits(case, scale):
             check_result((outs[i, b], lses[i, b]), want,
                          f"partial of split {i} (keys {start}..{end - 1}) of sequence {b} "
                          f"(length {lens[b]}, max_len {kc.shape[1]}, block {block})")
+
+
+@pytest.mark.rubric("batched_decode")
+def test_float32_caches_are_computed_in_float64():
+    # "Inputs may be float32 or float64; compute and return float64": the float32 values are
+    # exact inputs; q * scale rounded to float32 is already off by ~1e-8.
+    rng = np.random.default_rng(17)
+    q = rng.normal(size=(2, 4, 8)).astype(np.float32)
+    kc = rng.normal(size=(2, 13, 2, 8)).astype(np.float32)
+    vc = rng.normal(size=(2, 13, 2, 3)).astype(np.float32)
+    lens = [13, 6]
+    want = decode_oracle(q, kc, vc, lens, 0.35)
+    check_result(sk.split_kv_decode(q, kc, vc, lens, 0.35, 4, 3), want,
+                 "split_kv_decode of float32 q and caches (scale 0.35)")
+    outs, lses = sk.decode_partials(q, kc, vc, lens, 0.35, 4, 3)
+    check_result(sk.merge_partials(outs, lses), want, "the merge of decode_partials of float32 inputs")
 
 
 # ---------------------------------------------------------------------------- split_rule
@@ -362,6 +478,28 @@ def test_wave_efficiency_exact(work, s, sms):
         f"wave_efficiency({work}, {s}, {sms}) = {want} in lowest terms, got {got}")
 
 
+@pytest.mark.rubric("split_rule")
+@pytest.mark.parametrize("args, want", [
+    ((1, 105, 64, 132), 5),     # 105 < 0.8 * 132 = 105.6 (floor(105.6) = 105 is not the threshold)
+    ((1, 86, 64, 108), 5),      # 86 < 86.4
+])
+def test_work_just_below_a_fractional_fill_threshold(args, want):
+    assert rule(*args) == want
+    got = sk.choose_num_splits(*args)
+    assert got == want, f"choose_num_splits{args}: work {args[0] * args[1]} < 0.8 x {args[3]}: expected {want}, got {got!r}"
+
+
+@pytest.mark.rubric("split_rule")
+@pytest.mark.parametrize("args, want", [
+    ((1, 8, 128, 114), 12),     # counts above num_sms (115..128) must not raise `best`
+    ((1, 33, 500, 78), 2),
+])
+def test_candidates_are_capped_by_num_sms(args, want):
+    assert rule(*args) == want
+    got = sk.choose_num_splits(*args)
+    assert got == want, f"choose_num_splits{args}: cap = min(128, {args[3]}, {args[2]}): expected {want}, got {got!r}"
+
+
 # ---------------------------------------------------------------------------- bad_input
 
 Q1 = np.ones((2, 4))
@@ -391,6 +529,9 @@ BAD = [
     ("split_ranges", (10, 4, 0), {}, ValueError, "num_splits 0"),
     ("split_ranges", (10, 4.0, 2), {}, TypeError, "float block_size"),
     ("split_ranges", (10, True, 2), {}, TypeError, "bool block_size"),
+    ("split_ranges", (10.0, 4, 2), {}, TypeError, "float num_keys"),
+    ("split_ranges", (True, 4, 2), {}, TypeError, "bool num_keys"),
+    ("attend_partial", (Q1, np.ones((3, 0, 4)), np.ones((3, 0, 2)), 1.0), {}, ValueError, "no kv heads"),
     ("decode_partials", (QB, KB, VB, [5, 6], 1.0, 2, 2), {}, ValueError, "context length 6 > max_len 5"),
     ("decode_partials", (QB, KB, VB, [5, -1], 1.0, 2, 2), {}, ValueError, "negative context length"),
     ("decode_partials", (QB, KB, VB, [5], 1.0, 2, 2), {}, ValueError, "one length for a batch of 2"),
@@ -414,6 +555,27 @@ BAD = [
     ("choose_num_splits", (1, 8, 64, 132), {"efficiency_fraction": (0, 5)}, ValueError, "fraction 0"),
     ("choose_num_splits", (1, 8, 64, 132), {"efficiency_fraction": (6, 5)}, ValueError, "fraction 6/5"),
     ("choose_num_splits", (1, 8, 64, 132), {"efficiency_fraction": (-4, -5)}, ValueError, "negative denominator"),
+    ("choose_num_splits", (1, 8, 64, 132), {"fill_fraction": (0, 5)}, ValueError, "fill fraction 0"),
+    ("choose_num_splits", (1, 8, 64, 132), {"fill_fraction": (6, 5)}, ValueError, "fill fraction 6/5"),
+    ("choose_num_splits", (1, 8, 64, 132), {"efficiency_fraction": [17, 20]}, TypeError, "list efficiency_fraction"),
+    ("choose_num_splits", (-1, -8, 64, 132), {}, ValueError, "negative batch and q_heads"),
+    ("choose_num_splits", (1, 0, 64, 132), {}, ValueError, "q_heads 0"),
+    # work 128 >= 0.8 x 132 answers 1 without the other arguments, but they are still checked
+    ("choose_num_splits", (4, 32, 0, 132), {}, ValueError, "full grid, num_kv_blocks 0"),
+    ("choose_num_splits", (4, 32, 800, 132, 0), {}, ValueError, "full grid, max_splits 0"),
+    ("choose_num_splits", (4, 32, 800, 132), {"efficiency_fraction": (6, 5)}, ValueError,
+     "full grid, efficiency fraction 6/5"),
+    ("choose_num_splits", (4, 32, 800, 132), {"efficiency_fraction": 0.85}, TypeError,
+     "full grid, float efficiency_fraction"),
+    ("wave_efficiency", (8, 1, 0), {}, ValueError, "wave_efficiency num_sms 0"),
+    ("wave_efficiency", (200, 1, -132), {}, ValueError, "wave_efficiency negative num_sms"),
+    ("wave_efficiency", (8, 0, 132), {}, ValueError, "wave_efficiency num_splits 0"),
+    ("wave_efficiency", (8, True, 132), {}, TypeError, "wave_efficiency bool num_splits"),
+    ("decode_partials", (QB, KB, np.ones((2, 6, 1, 2)), [5, 5], 1.0, 2, 2), {}, ValueError,
+     "v_cache max_len 6, k_cache 5"),
+    ("decode_partials", (QB, KB, VB, [5.0, 3.0], 1.0, 2, 2), {}, TypeError, "float context lengths"),
+    ("decode_partials", (QB, KB, VB, np.array([5.0, 3.0]), 1.0, 2, 2), {}, TypeError, "float array of lengths"),
+    ("split_kv_decode", (QB, KB, VB, [True, False], 1.0, 2, 2), {}, TypeError, "bool context lengths"),
 ]
 
 
