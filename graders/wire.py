@@ -100,7 +100,7 @@ def encode(value: Any, handle_of: Callable[[Any], dict[str, Any]], depth: int = 
     if module == "numpy" and t.__name__ == "ndarray" and str(value.dtype) in NUMPY_DTYPES:
         import numpy as np
 
-        arr = np.ascontiguousarray(value)
+        arr = np.require(value, requirements="C")  # ascontiguousarray would make a 0-d array 1-d
         return {"$": "nd", "dtype": str(arr.dtype), "shape": list(arr.shape),
                 "v": base64.b64encode(arr.tobytes()).decode("ascii")}
     if module == "numpy" and hasattr(value, "dtype") and str(value.dtype) in NUMPY_DTYPES \
