@@ -15,7 +15,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from graders.impl import kata_impl
+from graders.impl import kata_impl, run_support
+from graders.support import split_kv as support
 from tests.split_kv.helpers import (attention, check_result, decode_oracle, efficiency,
                                     random_case, ranges_oracle, rule)
 
@@ -174,13 +175,12 @@ def test_float32_partials_are_merged_in_float64():
 def test_merge_with_no_rest_axes():
     # outs (S, dv) and lses (S,): one head's partials; rest is empty and the result is
     # out (dv,) and a 0-d lse.
-    # The grading wire carries a 0-d array as shape (1,) (numpy.ascontiguousarray), so the
-    # lse's shape is checked for one value only.
+    # A numpy scalar (np.float64) is as good as a 0-d array: both have shape ().
     def scalar_lse(got):
         out, lse = got
         lse = np.asarray(lse)
-        assert lse.size == 1, f"merge of lses shaped (S,) must give one lse, got shape {lse.shape}"
-        return out, lse.reshape(())
+        assert lse.shape == (), f"merge of lses shaped (S,) must give a 0-d lse, got shape {lse.shape}"
+        return out, lse
 
     outs = np.array([[1.0, 2.0], [3.0, -1.0], [np.nan, np.nan]])
     lses = np.array([0.5, -0.25, -np.inf])
@@ -588,18 +588,9 @@ def test_bad_input_raises_named_errors(fn, args, kwargs, error, why):
 
 @pytest.mark.rubric("bad_input")
 def test_inputs_are_not_modified():
-    rng = np.random.default_rng(11)
-    q, k, v = random_case(rng, 9, 4, 2)
-    valid = rng.random(9) < 0.5
-    kept = [x.copy() for x in (q, k, v, valid)]
-    sk.attend_partial(q, k, v, 1e3, valid)
-    outs = np.stack([np.full((4, 3), np.nan), rng.normal(size=(4, 3))])
-    lses = np.stack([np.full(4, -np.inf), rng.normal(size=4) * 1e4])
-    kept += [outs.copy(), lses.copy()]
-    sk.merge_partials(outs, lses)
-    qb, kc, vc = rng.normal(size=(2, 4, 4)), rng.normal(size=(2, 10, 2, 4)), rng.normal(size=(2, 10, 2, 3))
-    lens = np.array([10, 3])
-    kept += [qb.copy(), kc.copy(), vc.copy(), lens.copy()]
-    sk.split_kv_decode(qb, kc, vc, lens, 1.0, 4, 3)
-    for i, (a, b) in enumerate(zip((q, k, v, valid, outs, lses, qb, kc, vc, lens), kept)):
-        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), f"argument {i} was modified"
+    # The check runs next to the implementation (graders/support/split_kv.py): across the
+    # isolated grader's wire the arrays are copies, and an in-place write would be invisible.
+    for seed in (11, 12):
+        changed = run_support("split_kv", support.modified_arguments, sk.attend_partial,
+                              sk.merge_partials, sk.decode_partials, sk.split_kv_decode, seed)
+        assert changed == [], f"never modify the arrays you are given; changed: {changed}"
