@@ -642,3 +642,19 @@ def test_lists_are_accepted_as_tiles_and_candidates():
     want = gw.compare_fixes(640, 3584, 4096, 132, (128, 128, 64), 1.0, [(128, 64, 0.5)], 4, 1.0, 1.0)
     assert {k: tuple(v) for k, v in got.items()} == {k: tuple(v) for k, v in want.items()}, \
         "tile and candidates as lists"
+
+
+@pytest.mark.rubric("waste")
+@pytest.mark.parametrize("t_wave", [0.1, 0.3, 0.7, 1.1, 13.37, 74.3])
+def test_waste_exactly_zero_on_whole_waves_for_any_time(t_wave):
+    """The prompt: waste is 0.0 exactly on whole waves, whatever t_wave (not only dyadic ones)."""
+    for num_sms, ctas in ((132, 1), (108, 1), (66, 2), (7, 3), (148, 1), (114, 2)):
+        slots = num_sms * ctas
+        for j in range(1, 9):
+            for m, n in ((16 * j * slots, 16), (16, 16 * j * slots), (16 * j, 16 * slots - 5)):
+                got = gw.wave_waste_us(m, n, 16, 16, num_sms, t_wave, ctas)
+                assert got == 0.0, (
+                    f"M={m} N={n} in 16x16 tiles: {j} whole waves on {slots} slots waste exactly "
+                    f"0.0, got {got!r} (t_wave {t_wave})")
+            close(gw.wave_waste_us(16 * j * slots + 16, 16, 16, 16, num_sms, t_wave, ctas),
+                  (slots - 1) / slots * t_wave, f"one tile past {j} whole waves, t_wave {t_wave}")
