@@ -5,6 +5,7 @@ CTAs per SM, rounding of K-iterations, ties, and the scheduler's fallback."""
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
 import pytest
@@ -459,9 +460,9 @@ def test_times_are_checked():
             gw.gemm_time_us(640, 3584, 128, 128, 132, bad)
         with pytest.raises(exc):
             gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), bad, 132, 2, 1.0)
-    close(gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 2, 0.0),
-          gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 2, 0.0),
-          "t_partial_us = 0 is allowed")
+    # 140 tiles x 2 splits = 280 units: 3 waves of 32 K-iterations, a free reduction
+    close(gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 2, 0.0), 96.0,
+          "t_partial_us = 0 is allowed (and makes the reduction free)")
     gw.stream_k(640, 3584, 4096, (128, 128, 64), 1.0, 132, 0.0)
     with pytest.raises(ValueError):
         gw.stream_k(640, 3584, 4096, (128, 128, 64), 1.0, 132, -1.0)
@@ -587,7 +588,6 @@ def _bad_values(name, value):
 
 def _names(msg, name):
     """Does an error message name the argument (a whole word for one-letter names)?"""
-    import re
     if name in ("tile", "candidates"):
         return name.rstrip("s") in msg
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", msg) is not None
