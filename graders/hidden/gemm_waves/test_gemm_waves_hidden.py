@@ -5,6 +5,7 @@ CTAs per SM, rounding of K-iterations, ties, and the scheduler's fallback."""
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
 import pytest
@@ -459,9 +460,9 @@ def test_times_are_checked():
             gw.gemm_time_us(640, 3584, 128, 128, 132, bad)
         with pytest.raises(exc):
             gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), bad, 132, 2, 1.0)
-    close(gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 2, 0.0),
-          gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 2, 0.0),
-          "t_partial_us = 0 is allowed")
+    # 140 tiles x 2 splits = 280 units: 3 waves of 32 K-iterations, a free reduction
+    close(gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 2, 0.0), 96.0,
+          "t_partial_us = 0 is allowed (and makes the reduction free)")
     gw.stream_k(640, 3584, 4096, (128, 128, 64), 1.0, 132, 0.0)
     with pytest.raises(ValueError):
         gw.stream_k(640, 3584, 4096, (128, 128, 64), 1.0, 132, -1.0)
@@ -493,3 +494,173 @@ def test_tiles_candidates_and_splits_are_checked():
         gw.best_tile_shape(640, 3584, 132, [(128.0, 128, 1.0)])
     with pytest.raises(ValueError):
         gw.compare_fixes(640, 3584, 4096, 132, (128, 128, 64), 1.0, [], 4, 1.0, 1.0)
+
+
+# ---------------------------------------------------------------- review additions
+
+@pytest.mark.rubric("stream_k")
+def test_stream_k_tile_cut_twice_counts_once():
+    # 4 tiles x 10 K-iterations on 7 workers: q = ceil(40 / 7) = 6, boundaries at
+    # 6, 12, 18, 24, 30, 36. Tile 1 [10, 20) holds two of them (12 and 18) and tile 2
+    # [20, 30) holds 24; 30 is tile 3's start. Split tiles: 0, 1, 2, 3 = 4 (not 5 boundaries).
+    q, split, t = gw.stream_k(16, 64, 160, (16, 16, 16), 1.0, 7, 3.0)
+    exact_int(q, 6, "ceil(4 x 10 / 7) iterations per worker")
+    exact_int(split, 4, "tiles split (tile 1 is cut twice but is one split tile)")
+    close(t, 6 * 1.0 + 3.0, "q iterations plus one fix-up")
+
+
+@st.composite
+def few_tiles(draw):
+    """(num_sms, ctas, tiles) with fewer tiles than workers."""
+    num_sms, ctas = draw(st.sampled_from([2, 3, 7, 16, 108, 132])), draw(CTAS)
+    return num_sms, ctas, draw(st.integers(1, num_sms * ctas - 1))
+
+
+@pytest.mark.rubric("stream_k")
+@given(few_tiles(), st.integers(1, 300), QUARTER, QUARTER)
+def test_stream_k_fewer_tiles_than_workers(case, k_iters, t_iter, t_fixup):
+    """Fewer tiles than workers: q < k_iters, so one tile can hold several worker boundaries."""
+    num_sms, ctas, tiles = case
+    slots = num_sms * ctas
+    busiest, split = oracle.stream_k(tiles, k_iters, slots)
+    q, s, t = gw.stream_k(16, 16 * tiles, 16 * k_iters - 3, (16, 16, 16), t_iter, num_sms,
+                          t_fixup, ctas)
+    what = f"{tiles} tiles x {k_iters} K-iterations over {slots} workers"
+    exact_int(q, busiest, f"iterations per worker, {what}")
+    exact_int(s, split, f"tiles split across workers (a tile cut twice counts once), {what}")
+    close(t, busiest * t_iter + (t_fixup if split else 0.0), f"stream-K time, {what}")
+
+
+TILE3 = (128, 128, 64)
+CANDS = [(128, 64, 0.5), (256, 128, 1.0)]
+# name -> (function getter, good args, argument names by position)
+ALL = {
+    "output_tiles": (lambda: gw.output_tiles, (640, 3584, 128, 128), ("m", "n", "tile_m", "tile_n")),
+    "wave_count": (lambda: gw.wave_count, (140, 132, 1), ("tiles", "num_sms", "ctas_per_sm")),
+    "wave_efficiency": (lambda: gw.wave_efficiency, (140, 132, 1), ("tiles", "num_sms", "ctas_per_sm")),
+    "gemm_time_us": (lambda: gw.gemm_time_us, (640, 3584, 128, 128, 132, 74.0, 1),
+                     ("m", "n", "tile_m", "tile_n", "num_sms", "t_wave_us", "ctas_per_sm")),
+    "wave_waste_us": (lambda: gw.wave_waste_us, (640, 3584, 128, 128, 132, 74.0, 1),
+                      ("m", "n", "tile_m", "tile_n", "num_sms", "t_wave_us", "ctas_per_sm")),
+    "best_tile_shape": (lambda: gw.best_tile_shape, (640, 3584, 132, CANDS, 1),
+                        ("m", "n", "num_sms", "candidates", "ctas_per_sm")),
+    "split_k_time_us": (lambda: gw.split_k_time_us, (640, 3584, 4096, TILE3, 1.0, 132, 2, 1.0, 1),
+                        ("m", "n", "k", "tile", "t_iter_us", "num_sms", "splits", "t_partial_us",
+                         "ctas_per_sm")),
+    "best_split_k": (lambda: gw.best_split_k, (640, 3584, 4096, TILE3, 1.0, 132, 4, 1.0, 1),
+                     ("m", "n", "k", "tile", "t_iter_us", "num_sms", "max_splits", "t_partial_us",
+                      "ctas_per_sm")),
+    "stream_k": (lambda: gw.stream_k, (640, 3584, 4096, TILE3, 1.0, 132, 1.0, 1),
+                 ("m", "n", "k", "tile", "t_iter_us", "num_sms", "t_fixup_us", "ctas_per_sm")),
+    "wave_trimmed_chunk": (lambda: gw.wave_trimmed_chunk, (640, 3584, 128, 128, 132, 1),
+                           ("budget", "n", "tile_m", "tile_n", "num_sms", "ctas_per_sm")),
+    "compare_fixes": (lambda: gw.compare_fixes,
+                      (640, 3584, 4096, 132, TILE3, 1.0, CANDS, 4, 1.0, 1.0, 1),
+                      ("m", "n", "k", "num_sms", "tile", "t_iter_us", "candidates", "max_splits",
+                       "t_partial_us", "t_fixup_us", "ctas_per_sm")),
+    "plan_chunk": (lambda: gw.plan_chunk, (640, 3584, 4096, 132), ("budget", "n", "k", "num_sms")),
+}
+ZERO_OK = {"t_partial_us", "t_fixup_us"}
+
+
+def _bad_values(name, value):
+    """(bad value, exception) for one argument of a good call, by the prompt's rules."""
+    if isinstance(value, int):
+        return [(0, ValueError), (-3, ValueError), (float(value), TypeError), (True, TypeError),
+                ("8", TypeError)]
+    if isinstance(value, float):
+        out = [(-1.0, ValueError), (math.inf, ValueError), (math.nan, ValueError),
+               (True, TypeError), ("1", TypeError)]
+        return out if name in ZERO_OK else out + [(0.0, ValueError), (0, ValueError)]
+    if name == "tile":
+        return [((128, 128), TypeError), ((128, 128, 64, 1), TypeError), (128, TypeError),
+                ((128, 128, 64.0), TypeError), ((128.0, 128, 64), TypeError),
+                ((128, True, 64), TypeError), ((128, 128, 0), ValueError), ((-1, 128, 64), ValueError)]
+    if name == "candidates":
+        return [([], ValueError), ([(128, 64)], TypeError), ([(128, 64, 0.5, 1)], TypeError),
+                ([(128, 64, True)], TypeError), ([(128, 64, "0.5")], TypeError),
+                ([(128, 64, math.nan)], ValueError), ([(128, 64, math.inf)], ValueError),
+                ([(128, 64, -0.5)], ValueError), ([(128, 64, 0)], ValueError),
+                ([(128, 64.0, 0.5)], TypeError), ([(True, 64, 0.5)], TypeError),
+                ([(0, 64, 0.5)], ValueError)]
+    raise AssertionError(name)
+
+
+def _names(msg, name):
+    """Does an error message name the argument (a whole word for one-letter names)?"""
+    if name in ("tile", "candidates"):
+        return name.rstrip("s") in msg
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", msg) is not None
+
+
+@pytest.mark.rubric("bad_input")
+@pytest.mark.parametrize("fn_name", sorted(ALL))
+def test_every_argument_is_checked(fn_name):
+    """Every int, time, tile and candidate argument of every function, by the prompt's rules."""
+    get, args, names = ALL[fn_name]
+    fn = get()
+    fn(*args)   # the good call works
+    for i, (name, value) in enumerate(zip(names, args)):
+        for bad, exc in _bad_values(name, value):
+            broken = list(args)
+            broken[i] = bad
+            with pytest.raises(exc):
+                fn(*broken)
+
+
+@pytest.mark.rubric("bad_input")
+@pytest.mark.parametrize("fn_name", sorted(ALL))
+def test_messages_name_the_argument(fn_name):
+    get, args, names = ALL[fn_name]
+    fn = get()
+    for i, (name, value) in enumerate(zip(names, args)):
+        for bad, exc in _bad_values(name, value)[:3]:
+            broken = list(args)
+            broken[i] = bad
+            with pytest.raises(exc) as info:
+                fn(*broken)
+            msg = str(info.value)
+            assert _names(msg, name), (
+                f"{fn_name}({name}={bad!r}) raised {exc.__name__}({msg!r}): the message must "
+                f"name the argument {name!r}")
+
+
+@pytest.mark.rubric("bad_input")
+def test_plan_chunk_budget_below_16():
+    for budget in (1, 8, 15):
+        with pytest.raises(ValueError):
+            gw.plan_chunk(budget, 3584, 4096, 132)
+
+
+@pytest.mark.rubric("bad_input")
+def test_lists_are_accepted_as_tiles_and_candidates():
+    """The prompt allows a tile or candidate as a 3-tuple or a 3-list: same answers."""
+    close(gw.split_k_time_us(640, 3584, 4096, [128, 128, 64], 1.0, 132, 2, 1.0),
+          gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 2, 1.0), "tile as a list")
+    assert tuple(gw.best_split_k(640, 3584, 4096, [128, 128, 64], 1.0, 132, 4, 1.0)) == \
+        tuple(gw.best_split_k(640, 3584, 4096, (128, 128, 64), 1.0, 132, 4, 1.0)), "tile as a list"
+    assert tuple(gw.stream_k(640, 3584, 4096, [128, 128, 64], 1.0, 132, 1.0)) == \
+        tuple(gw.stream_k(640, 3584, 4096, (128, 128, 64), 1.0, 132, 1.0)), "tile as a list"
+    assert tuple(gw.best_tile_shape(640, 3584, 132, [[128, 64, 1.0], [256, 128, 2.0]])) == \
+        tuple(gw.best_tile_shape(640, 3584, 132, [(128, 64, 1.0), (256, 128, 2.0)])), \
+        "candidates as lists"
+    got = gw.compare_fixes(640, 3584, 4096, 132, [128, 128, 64], 1.0, [[128, 64, 0.5]], 4, 1.0, 1.0)
+    want = gw.compare_fixes(640, 3584, 4096, 132, (128, 128, 64), 1.0, [(128, 64, 0.5)], 4, 1.0, 1.0)
+    assert {k: tuple(v) for k, v in got.items()} == {k: tuple(v) for k, v in want.items()}, \
+        "tile and candidates as lists"
+
+
+@pytest.mark.rubric("waste")
+@pytest.mark.parametrize("t_wave", [0.1, 0.3, 0.7, 1.1, 13.37, 74.3])
+def test_waste_exactly_zero_on_whole_waves_for_any_time(t_wave):
+    """The prompt: waste is 0.0 exactly on whole waves, whatever t_wave (not only dyadic ones)."""
+    for num_sms, ctas in ((132, 1), (108, 1), (66, 2), (7, 3), (148, 1), (114, 2)):
+        slots = num_sms * ctas
+        for j in range(1, 9):
+            for m, n in ((16 * j * slots, 16), (16, 16 * j * slots), (16 * j, 16 * slots - 5)):
+                got = gw.wave_waste_us(m, n, 16, 16, num_sms, t_wave, ctas)
+                assert got == 0.0, (
+                    f"M={m} N={n} in 16x16 tiles: {j} whole waves on {slots} slots waste exactly "
+                    f"0.0, got {got!r} (t_wave {t_wave})")
+            close(gw.wave_waste_us(16 * j * slots + 16, 16, 16, 16, num_sms, t_wave, ctas),
+                  (slots - 1) / slots * t_wave, f"one tile past {j} whole waves, t_wave {t_wave}")
