@@ -109,6 +109,7 @@ def plan_chunk(budget: int, n: int, k: int, num_sms: int) -> int:
 
     A multiple of 16 with ``16 <= M <= budget`` (``budget >= 16``), chosen so that the
     GEMM through cuBLAS (torch.matmul) on a GPU with ``num_sms`` SMs spends the least time
-    per token. Decide how (README, "On hardware"); graded only by timing, on a GPU.
+    per token. Decide how (README, "On hardware"); its choice is graded only by
+    timing, on a GPU; its input checks are graded like every other function's.
     """
     raise NotImplementedError(f"plan_chunk ({_PROMPT})")
