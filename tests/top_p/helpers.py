@@ -9,11 +9,8 @@ so it cannot depend on a tie order.
 
 from __future__ import annotations
 
-import inspect
 import math
-import sys
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -276,88 +273,17 @@ def check_plausible(fn_name: str, result: Any, logits: np.ndarray) -> None:
 
 def python_steps(module: Any, fn_name: str, *args: Any, **kwargs: Any) -> int:
     """Python-level steps (function calls and line events) that ``module.fn_name(...)``
-    executes in the submission's own source files. A loop over rows or tokens in Python
-    adds steps per iteration; numpy work adds none. The call's answer must be plausible
-    (``check_plausible``): trivial answers do not earn the vectorised item."""
-    fn: Callable[..., Any] = getattr(module, fn_name)
-    files = {inspect.getsourcefile(fn) or ""}
-    mod = sys.modules.get(getattr(fn, "__module__", "") or "")
-    mod_file = getattr(mod, "__file__", None)
-    folder: Path | None = None
-    if mod_file:
-        files.add(mod_file)
-        if Path(mod_file).name == "__init__.py":
-            folder = Path(mod_file).resolve().parent
-    files = {str(Path(f).resolve()) for f in files if f}
-    cache: dict[str, bool] = {}
+    executes in the submission's own source files, counted where the submission runs
+    (graders/support/top_p.py; inside the grading worker when isolated). A loop over rows
+    or tokens in Python adds steps per iteration; numpy work adds none. The call's answer
+    must be plausible (``check_plausible``): trivial answers do not earn the vectorised item."""
+    from graders.impl import run_support
+    from graders.support import top_p as support
 
-    def ours(filename: str) -> bool:
-        hit = cache.get(filename)
-        if hit is None:
-            try:
-                path = Path(filename).resolve()
-            except (OSError, ValueError):
-                path = Path(filename)
-            hit = str(path) in files or (folder is not None and folder in path.parents)
-            cache[filename] = hit
-        return hit
-
-    steps = 0
-
-    def local(frame: Any, event: str, arg: Any) -> Any:
-        nonlocal steps
-        steps += 1
-        return local
-
-    def global_(frame: Any, event: str, arg: Any) -> Any:
-        nonlocal steps
-        if ours(frame.f_code.co_filename):
-            steps += 1
-            return local
-        return None
-
-    old = sys.gettrace()
-    sys.settrace(global_)
-    try:
-        result = fn(*args, **kwargs)
-    finally:
-        sys.settrace(old)
+    steps, result = run_support("top_p", support.python_steps, getattr(module, fn_name),
+                                *args, **kwargs)
     check_plausible(fn_name, result, np.asarray(args[0]))
-    return steps
-
-
-# ---------------------------------------------------------------- vectorisation, isolated
-def best_time(call: Callable[[], Any], repeats: int = 7) -> float:
-    """The fastest of ``repeats`` runs (the minimum is what other load disturbs least)."""
-    import time
-    best = math.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def row_loop_yardstick(rows: int) -> float:
-    """Seconds this process needs for a Python loop over ``rows`` rows with one tiny numpy
-    call per row: the least a per-row loop in a submission costs for that many rows."""
-    rng = np.random.default_rng(0)
-    cdf = np.cumsum(rng.random((rows, 4)), axis=1)
-    target = rng.random(rows)
-    return best_time(lambda: [np.searchsorted(c, v) for c, v in zip(cdf, target)])
-
-
-def token_loop_yardstick(tokens: int) -> float:
-    """Seconds for a Python loop over ``tokens`` positions with one numpy operation on a
-    2-element row vector each: the least a loop over sorted positions costs."""
-    acc = np.zeros(2)
-    cols = np.random.default_rng(0).random((tokens, 2))
-
-    def run() -> None:
-        total = acc.copy()
-        for col in cols:
-            total += col
-    return best_time(run, repeats=3)
+    return int(steps)
 
 
 def _vector_inputs(rng: np.random.Generator, rows: int, vocab: int, flat: bool
@@ -373,50 +299,23 @@ def _vector_inputs(rng: np.random.Generator, rows: int, vocab: int, flat: bool
     return x, t, p, rng.random(rows), k
 
 
-def _timed(module: Any, fn_name: str, rows: int, vocab: int, seed: int) -> float:
-    rng = np.random.default_rng(seed)
-    x, t, p, u, k = _vector_inputs(rng, rows, vocab, flat=True)
-    fn = getattr(module, fn_name)
-    extra = {"u": u} if fn_name == "sample" else {}
-    check_plausible(fn_name, fn(x, t, p, top_k=k, **extra), x)
-    return best_time(lambda: fn(x, t, p, top_k=k, **extra), repeats=5)
-
-
-#: isolated mode: the same 64K logits as many short rows and as two long rows
-ROWS_HEAVY, TOKENS_HEAVY, LOOP_RATIO = (4096, 16), (2, 32768), 8.0
-
-
 def check_no_loop(module: Any, fn_name: str, direction: str) -> None:
     """No Python loop over rows (``direction="rows"``) or tokens (``"tokens"``).
 
-    In this process: count the submission's Python steps at two sizes (exact; see
-    ``python_steps``): 124 more rows, or 15872 more tokens, must not add that many steps.
-    In an isolated worker (grading), where steps cannot be counted from here: time the same
-    number of logits shaped as 4096 x 16 and as 2 x 32768. Numpy work costs about the same
-    either way (measured: ratio 0.5-2 for vectorised solutions, a bisection one included);
-    a loop over rows makes the first shape, a loop over tokens the second, dozens of
-    times dearer. The check fails at a ratio of 8.
+    Count the submission's Python steps at two sizes (exact, wherever the submission runs;
+    see ``python_steps``): 124 more rows, or 15872 more tokens, must not add that many steps.
     """
-    from graders import impl
-    if not impl.isolated():
-        rng = np.random.default_rng(67 if direction == "rows" else 71)
-        sizes = [(4, 512), (128, 512)] if direction == "rows" else [(2, 512), (2, 16384)]
-        steps = []
-        for rows, vocab in sizes:
-            x, t, p, u, k = _vector_inputs(rng, rows, vocab, flat=direction == "tokens")
-            extra = {"u": u} if fn_name == "sample" else {}
-            steps.append(python_steps(module, fn_name, x, t, p, top_k=k, **extra))
-        limit = 124 if direction == "rows" else 1000
-        assert steps[1] - steps[0] < limit, (
-            f"{fn_name} ran {steps[0]} Python steps (calls and lines in the submission) for "
-            f"{sizes[0][0]} x {sizes[0][1]} logits and {steps[1]} for {sizes[1][0]} x "
-            f"{sizes[1][1]}: a Python loop over {direction} (a comprehension or generator "
-            "counts too, input checks included)")
-        return
-    many_rows = _timed(module, fn_name, *ROWS_HEAVY, seed=5)
-    long_rows = _timed(module, fn_name, *TOKENS_HEAVY, seed=6)
-    ratio = many_rows / long_rows if direction == "rows" else long_rows / many_rows
-    assert ratio < LOOP_RATIO, (
-        f"{fn_name} took {many_rows * 1e3:.1f} ms on {ROWS_HEAVY[0]} x {ROWS_HEAVY[1]} logits "
-        f"and {long_rows * 1e3:.1f} ms on {TOKENS_HEAVY[0]} x {TOKENS_HEAVY[1]} (the same "
-        f"number): a ratio of {ratio:.1f} points to a Python loop over {direction}")
+    rng = np.random.default_rng(67 if direction == "rows" else 71)
+    sizes = [(4, 512), (128, 512)] if direction == "rows" else [(2, 512), (2, 16384)]
+    steps = []
+    for rows, vocab in sizes:
+        x, t, p, u, k = _vector_inputs(rng, rows, vocab, flat=direction == "tokens")
+        extra = {"u": u} if fn_name == "sample" else {}
+        steps.append(python_steps(module, fn_name, x, t, p, top_k=k, **extra))
+    limit = 124 if direction == "rows" else 1000
+    assert steps[1] - steps[0] < limit, (
+        f"{fn_name} ran {steps[0]} Python steps (calls and lines in the submission) for "
+        f"{sizes[0][0]} x {sizes[0][1]} logits and {steps[1]} for {sizes[1][0]} x "
+        f"{sizes[1][1]}: a Python loop over {direction} (a comprehension or generator "
+        "counts too, input checks included)")
+
