@@ -133,7 +133,7 @@ def plan_splits(batch: int, q_heads: int, kv_heads: int, context: int, num_sms: 
     The kernel (README, "On hardware"): 64-key KV blocks, one program per (sequence,
     query head, split), bf16, head_dim 128, at most 64 splits. Decide how; the rule above
     with inputs you justify is a fine start. Return an int in
-    ``1 .. min(64, ceil(context / 64))``. Graded only by timing, on a GPU
-    (the range is checked there too).
+    ``1 .. min(64, ceil(context / 64))``. The choice is graded only by timing, on a GPU;
+    the range and the input checks are graded on the CPU like every other function's.
     """
     raise NotImplementedError(f"plan_splits ({_PROMPT})")

@@ -511,6 +511,11 @@ VB = np.ones((2, 5, 1, 2))
 
 BAD = [
     # (call, args, kwargs, error, why)
+    ("plan_splits", (1, 8, 1, 4096, 0), {}, ValueError, "plan_splits: no SMs"),
+    ("plan_splits", (1, 8, 3, 4096, 132), {}, ValueError, "plan_splits: 8 query heads over 3 kv heads"),
+    ("plan_splits", (1, 8, 1, 0, 132), {}, ValueError, "plan_splits: an empty context"),
+    ("plan_splits", (1, 8.0, 1, 4096, 132), {}, TypeError, "plan_splits: float q_heads"),
+    ("plan_splits", (True, 8, 1, 4096, 132), {}, TypeError, "plan_splits: bool batch"),
     ("attend_partial", (np.ones((3, 4)), np.ones((3, 2, 4)), np.ones((3, 2, 2)), 1.0), {}, ValueError,
      "3 query heads over 2 kv heads"),
     ("attend_partial", (Q1, np.ones((3, 1, 5)), V1, 1.0), {}, ValueError, "k's head dim differs from q's"),
@@ -594,3 +599,18 @@ def test_inputs_are_not_modified():
         changed = run_support("split_kv", support.modified_arguments, sk.attend_partial,
                               sk.merge_partials, sk.decode_partials, sk.split_kv_decode, seed)
         assert changed == [], f"never modify the arrays you are given; changed: {changed}"
+
+
+@pytest.mark.rubric("split_rule")
+@pytest.mark.parametrize("batch, q_heads, kv_heads, context, sms", [
+    (1, 1, 1, 1, 132), (1, 1, 1, 64, 132), (1, 1, 1, 65, 132), (1, 8, 1, 1 << 20, 132),
+    (1, 1, 1, 1 << 20, 264), (1, 32, 8, 16384, 108), (16, 32, 8, 2048, 132), (1, 2, 2, 300, 7),
+])
+def test_plan_splits_is_a_count_the_kernel_can_run(batch, q_heads, kv_heads, context, sms):
+    # The README: an int in 1 .. min(64, ceil(context / 64)); the choice inside is free
+    # (graded on hardware), the range is not: never more splits than KV blocks, nor than 64.
+    got = sk.plan_splits(batch, q_heads, kv_heads, context, sms)
+    top = min(64, -(-context // 64))
+    assert type(got) is int and 1 <= got <= top, (
+        f"plan_splits({batch}, {q_heads}, {kv_heads}, {context}, {sms}) must be an int in "
+        f"1..{top}, got {got!r}")

@@ -269,3 +269,16 @@ def choose_num_splits(batch, q_heads, num_kv_blocks, num_sms, max_splits=128,
         if n_ * ed * bd >= en * bn * d_:
             return s
     raise AssertionError("unreachable: the best candidate always qualifies")
+
+def plan_splits(batch, q_heads, kv_heads, context, num_sms):
+    """(Added with the API, the same in every mutant: this file's own rule, fed as the
+    reference feeds it; the bug above is elsewhere.)"""
+    for name, value in (("batch", batch), ("q_heads", q_heads), ("kv_heads", kv_heads),
+                        ("context", context), ("num_sms", num_sms)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+    if q_heads % kv_heads:
+        raise ValueError(f"q_heads ({q_heads}) must be a multiple of kv_heads ({kv_heads})")
+    return choose_num_splits(batch, q_heads, -(-context // 64), 2 * num_sms, max_splits=64)
