@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graders.impl import kata_impl, run_support
-from graders.support import top_p as support
+from graders.support import inputs
 from tests.top_p import helpers as h
 
 tp = kata_impl("top_p")
@@ -547,15 +547,18 @@ def test_sample_rejects_bad_input(case):
 
 @pytest.mark.rubric("errors")
 def test_inputs_are_never_modified():
-    # Checked next to the implementation (graders/support/top_p.py): across the isolated
+    # Checked next to the implementation (graders/support/inputs.py): across the isolated
     # grader's wire the arrays are copies, and an in-place write would be invisible here.
     rng = np.random.default_rng(61)
     x = h.rows_of(rng, 4, 500, 2.0, bf16=True)
     x[0, :10] = -np.inf
     t, p, u, k = arr(0.0, 0.5, 1.0, 2.0), arr(0.9, 1.0, 0.3, 0.99), rng.random(4), ints(0, 5, 0, 50)
-    changed = run_support("top_p", support.modified_arguments, tp.kept_mask, tp.sample,
-                          x, t, p, u, k)
-    assert changed == [], f"never modify the arrays you are given; changed: {changed}"
+    calls = [("kept_mask", (x, t, p, k)), ("sample", (x, t, p, u, k)),
+             ("kept_mask", (x, t, p)), ("sample", (x, t, p, u))]
+    for name, args in calls:
+        changed = run_support("top_p", inputs.changed_arguments, getattr(tp, name), *args)
+        assert changed == [], (f"never modify the arrays you are given; {name} changed its "
+                               f"arguments at positions {changed}")
 
 
 # ================================================================== vectorised
