@@ -77,6 +77,66 @@ def test_look_alike_inputs_get_different_hashes(hash_fn, a, b):
         f"blocks but hash alike under {hash_fn.__name__}: the encoding is ambiguous")
 
 
+def _exact_encodings(ns: str, toks: list[int], bs: int) -> dict[bytes, tuple]:
+    """{the bytes hashed for a block: its input (parent, namespace, block tokens)} for
+    every full block of one call; under ``exact`` a block's hash IS those bytes."""
+    out: dict[bytes, tuple] = {}
+    parent = None
+    for i, h in enumerate(bh.block_hashes(toks, bs, ns, hashes.exact)):
+        out[h] = (parent, ns, tuple(toks[i * bs:(i + 1) * bs]))
+        parent = h
+    return out
+
+
+def _utf8_pieces(data: bytes, longest: int = 16) -> set[str]:
+    """Every non-empty substring of ``data`` that is valid UTF-8, as a str."""
+    pieces = set()
+    for i in range(len(data)):
+        for j in range(i + 1, min(len(data), i + longest) + 1):
+            try:
+                pieces.add(data[i:j].decode("utf-8"))
+            except UnicodeDecodeError:
+                continue
+    return pieces
+
+
+ENCODING_SEEDS = [("a", [1, 2], 1), ("a", [1, 2], 2), ("", [12, 3], 1), ("", [12, 3], 2),
+                  ("", [65536, 1], 1), ("\x00", [0, 0], 1), ("é", [2**32 - 1, 0], 1)]
+
+
+@pytest.mark.rubric("encoding")
+@pytest.mark.parametrize("seed", ENCODING_SEEDS, ids=lambda s: f"{s[0]!r}-{s[1]}-bs{s[2]}")
+def test_the_encoding_is_injective_against_inputs_built_from_it(seed):
+    """The prompt: "two different (parent, namespace, tokens) inputs never give the same
+    bytes". Under ``exact`` the hash is the encoding itself, so the test sees it and builds
+    look-alike inputs from it: every UTF-8 piece of an encoding becomes a namespace, with
+    every tail of the block's tokens as the tokens, as one block (any block size) or one
+    block per token (so a parent comes first). Any separator that can occur inside a
+    namespace, a boundary between parent and namespace or between namespace and tokens that
+    can shift, or a block size that is not told apart shows up as two different inputs with
+    the same bytes."""
+    ns, toks, bs = seed
+    seen: dict[bytes, tuple] = {}
+
+    def add(found: dict[bytes, tuple]) -> None:
+        for data, key in found.items():
+            other = seen.setdefault(data, key)
+            assert other == key, (
+                f"two different inputs give the same bytes {data!r}: (parent, namespace, "
+                f"tokens) = {other!r} and {key!r}; the encoding is ambiguous (a separator that "
+                "can occur inside a field, a boundary that can shift, or block sizes that are "
+                "not told apart)")
+
+    add(_exact_encodings(ns, toks, bs))
+    for data in list(seen):
+        tails = {tuple(toks[i:]) for i in range(len(toks))}
+        for piece in _utf8_pieces(data):
+            for tail in tails:
+                add(_exact_encodings(piece, list(tail), len(tail)))
+                if len(tail) > 1:
+                    add(_exact_encodings(piece, list(tail), 1))
+
+
 @pytest.mark.rubric("encoding")
 @pytest.mark.parametrize("hash_fn", [hashes.tiny, hashes.constant], ids=lambda f: f.__name__)
 @given(toks=st.lists(st.integers(0, 9), max_size=12), ns=namespaces)
