@@ -464,6 +464,33 @@ def test_earlier_now_is_handled_at_the_clock(cap, rate, start, steps):
 
 
 @pytest.mark.rubric("time_monotonic")
+@given(rate=RATES, gap=st.sampled_from([1e-3, 0.1, 0.7, 2.5, 40.0]),
+       frac=st.sampled_from([0.0, 0.25, 0.5, 0.999]),
+       kind=st.sampled_from(["rejected", "wait", "admitted"]))
+def test_every_admit_outcome_moves_the_clock(rate, gap, frac, kind):
+    """The prompt: the clock is the latest ``now`` any successful call has passed, "admit
+    of any outcome" included. So after an admit at t1 (admitted, told to wait, or
+    rejected), a read at an earlier time is handled at t1: it sees the balance of t1."""
+    cap = 1000
+    empty_at = drain(tb.TokenBucket(cap, rate, 10.0), cap, 10.0, rate)
+    b = tb.TokenBucket(cap, rate, 10.0)
+    drain(b, cap, 10.0, rate)
+    t1 = empty_at + gap
+    at_t1 = min(float(cap), rate * gap)        # what refill brought by t1
+    prompt = {"rejected": cap + 1, "wait": min(cap, math.floor(at_t1) + 2), "admitted": 0}[kind]
+    assume(kind != "wait" or prompt > at_t1 + 2 * TOK)
+    got = outcome(b.admit("probe", prompt, 0, t1))
+    assert got[0] == kind, f"admit({prompt}, 0) at {t1!r} with {at_t1!r} tokens: {got}"
+    earlier = empty_at + gap * frac
+    seen = b.available(earlier)
+    assert abs(seen - at_t1) <= TOK + rate * 1e-9 * gap, (
+        f"TokenBucket({cap}, {rate!r}, 10.0) drained at {empty_at!r}; admit({prompt}, 0) at "
+        f"{t1!r} answered {got[0]!r}, so the clock is {t1!r} and available({earlier!r}) must "
+        f"read the balance at {t1!r}: {at_t1!r}, got {seen!r} (a {got[0]!r} admit moves the "
+        "clock too)")
+
+
+@pytest.mark.rubric("time_monotonic")
 @given(rate=RATES, back=BACK, rounds=st.integers(1, 20))
 def test_back_and_forth_mints_nothing(rate, back, rounds):
     b = tb.TokenBucket(1000, rate, 50.0)
