@@ -138,9 +138,13 @@ def acceptance_report(snapshots: list[dict[str, Any]]) -> list[dict[str, Any]]:
         report.append(window)
         if min(delta.values()) < 0 or min(per_pos, default=0) < 0:
             continue                                 # a restart inside the window
-        low = delta["emitted"] - delta["accepted"]   # a truncated last step may emit no
-        window["valid"] = True                       # token of its own: +1 per finished
-        window["steps"] = (low, low + delta["finished"])
+        # Every untruncated step emits its accepted drafts + 1 target token. A finishing
+        # request's last step may emit accepted drafts only: it hides, and it is one of the
+        # steps that emitted an accepted draft (accepted_per_pos[0]).
+        low = delta["emitted"] - delta["accepted"]
+        hidden = min(delta["finished"], per_pos[0] if per_pos else 0)
+        window["valid"] = True
+        window["steps"] = (low, low + hidden)
         if delta["drafts"] > 0 and delta["draft_tokens"] > 0:
             window["acceptance_rate"] = delta["accepted"] / delta["draft_tokens"]
             window["mean_acceptance_length"] = 1 + delta["accepted"] / delta["drafts"]

@@ -144,7 +144,8 @@ def acceptance_report(snapshots: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 w["valid"] = False
         if w["valid"]:
             base = d["emitted"] - d["accepted"]
-            w["steps"] = [base, base + d["finished"]]
+            could_hide = pos[0] if pos else 0   # steps that emitted an accepted draft
+            w["steps"] = [base, base + min(d["finished"], could_hide)]
             if d["drafts"]:
                 w["acceptance_rate"] = d["accepted"] / d["draft_tokens"]
                 w["mean_acceptance_length"] = 1.0 + d["accepted"] / d["drafts"]

@@ -198,8 +198,9 @@ def test_zero_draft_window_still_has_steps():
     [w] = report([s0, s1])
     assert w["valid"] is True and all(w[k] is None for k in METRICS[:3]), (
         f"no drafts: no rates; got {w}")
-    assert steps_of(w) == (7, 9), (
-        f"7 tokens emitted without drafts, 0 accepted, 2 finished: steps (7, 9); got {w}")
+    assert steps_of(w) == (7, 7), (
+        f"7 tokens emitted without drafts, 0 accepted, 2 finished: no step emitted an accepted "
+        f"draft, so none can hide: steps (7, 7); got {w}")
 
 
 @pytest.mark.rubric("metrics")
@@ -214,6 +215,24 @@ def test_steps_bounds_account_for_finished_requests():
     assert steps_of(w) == (2, 4), (
         f"8 emitted - 6 accepted = 2, up to one more step per finished request (2): (2, 4); "
         f"the true count here is 3; got {w['steps']}")
+
+
+@pytest.mark.rubric("metrics")
+@pytest.mark.parametrize(("finished", "reached0", "want_high"), [
+    (5, 1, 4 + 1), (5, 0, 4), (2, 3, 4 + 2), (0, 3, 4), (3, 3, 4 + 3)])
+def test_hidden_steps_need_an_accepted_draft(finished, reached0, want_high):
+    """The prompt: a step hides only if it is a finishing request's last step and emitted
+    accepted drafts but no target token, so high = low + min(Δfinished,
+    Δaccepted_per_pos[0])."""
+    s0 = snapshot(0.0, per_pos=[0, 0])
+    s1 = snapshot(1.0, drafts=max(reached0, 1), draft_tokens=2 * max(reached0, 1),
+                  accepted=reached0, per_pos=[reached0, 0], emitted=4 + reached0,
+                  finished=finished)
+    [w] = report([s0, s1])
+    assert steps_of(w) == (4, want_high), (
+        f"{4 + reached0} emitted - {reached0} accepted = 4; {finished} finished, "
+        f"{reached0} steps emitted an accepted draft: at most min({finished}, {reached0}) "
+        f"steps hide, so steps = (4, {want_high}); got {w['steps']}")
 
 
 @pytest.mark.rubric("metrics")
@@ -235,11 +254,12 @@ def test_metrics_match_the_simulated_engine(data):
         assert (float(w["start"]), float(w["end"])) == (snaps[i]["time"], snaps[i + 1]["time"]), (
             f"{where}\nstart and end are the two snapshot times; got {w}")
         low = d["emitted"] - d["accepted"]
-        assert steps_of(w) == (low, low + d["finished"]), (
+        high = low + min(d["finished"], per_pos[0] if per_pos else 0)
+        assert steps_of(w) == (low, high), (
             f"{where}\nevery step emits its accepted drafts + 1 token except a finished "
-            f"request's last step, which may emit only accepted drafts: steps = "
-            f"({low}, {low + d['finished']}); got {w['steps']}")
-        assert low <= truth["steps"] <= low + d["finished"], (
+            f"request's last step, which may emit only accepted drafts (so it emitted one): "
+            f"steps = ({low}, {high}); got {w['steps']}")
+        assert low <= truth["steps"] <= high, (
             f"{where}\nthe engine ran {truth['steps']} steps: outside the bounds {w['steps']}")
         if d["drafts"] == 0:
             assert all(w[k] is None for k in METRICS[:3]), (
