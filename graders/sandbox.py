@@ -266,7 +266,9 @@ def _bwrap_argv(bwrap: str, scratch: Path, seccomp_fd: int | None) -> list[str]:
                 argv += ["--perms", "0755", "--dir", str(parent)]
     for path, link in binds[:-1]:
         argv += ["--symlink", os.readlink(path), path] if link else ["--ro-bind", path, path]
-    argv += ["--bind", str(scratch), str(scratch)]
+    # the private root and /dev are bwrap's own tmpfs, which an unprivileged sandbox may
+    # write to: read-only, so that the scratch folder and /tmp (bounded) are all it can fill
+    argv += ["--bind", str(scratch), str(scratch), "--remount-ro", "/dev", "--remount-ro", "/"]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     return argv + ["--"]
