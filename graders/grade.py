@@ -170,7 +170,8 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
             if refused:
                 cmd += ["--collect-only"]
             with open(log_path, "ab") as out:
-                child = subprocess.Popen(cmd, cwd=catalog.ROOT, env={**_child_env(), **sandbox_env},
+                child = subprocess.Popen(cmd, cwd=catalog.ROOT,
+                                         env={**_child_env(), **sandbox_env},
                                          stdout=out, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True)
                 current, killed_why = _watch(child, progress, per_test_timeout + grace, deadline)

@@ -384,7 +384,8 @@ def _chown_tree(top: Path, uid: int) -> None:
 
 def _spawn(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, *,
            env: dict[str, str], out: IO[bytes] | int, pass_fds: tuple[int, ...] = (),
-           uid: int | None = None, script: bool = False) -> tuple[subprocess.Popen[bytes], Path | None]:
+           uid: int | None = None,
+           script: bool = False) -> tuple[subprocess.Popen[bytes], Path | None]:
     """Start argv (cwd: scratch) in the sandbox ``caps`` describes; with ``script``, argv is
     a Python script and its arguments, run by this interpreter with PYTHON_FLAGS. Returns
     the process (under bwrap: bwrap itself, the root of the worker's whole process tree)
@@ -406,11 +407,11 @@ def _spawn(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, *
         argv = [sys.executable, *PYTHON_FLAGS] + argv if script else argv
         if caps.backend == "namespaces":
             new_root = Path(tempfile.mkdtemp(prefix="root-", dir=_scratch_base()))
+    prepare = _preexec(caps.backend, uid, str(new_root) if new_root else None, str(scratch),
+                       limits, flt)
     try:
-        proc = subprocess.Popen(
-            argv, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-            pass_fds=pass_fds, preexec_fn=_preexec(caps.backend, uid, str(new_root) if new_root else None,
-                                                   str(scratch), limits, flt))
+        proc = subprocess.Popen(argv, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=out, pass_fds=pass_fds, preexec_fn=prepare)
     except BaseException:
         if new_root is not None:
             shutil.rmtree(new_root, ignore_errors=True)

@@ -18,6 +18,7 @@ from graders import catalog, grade, sandbox
 LINUX = sys.platform == "linux"
 REFERENCE = catalog.SOLUTIONS_DIR / "radix_cache.py"
 STUB = catalog.KATAS_DIR / "radix_cache" / "__init__.py"
+HOSTILE = catalog.ROOT / "graders" / "hostile" / "radix_cache"
 
 # Each line: a kernel call the filter denies, made through ctypes; prints its errno name.
 # ptrace(PTRACE_TRACEME) and keyctl succeed in any sandbox without the filter.
@@ -126,7 +127,7 @@ def test_a_hard_link_to_the_reference_scores_nothing(tmp_path: Path, isolate: bo
     attack = base / f"hardlink-{os.getpid()}-{isolate}"
     shutil.rmtree(attack, ignore_errors=True)
     try:
-        honest = catalog.ROOT / "graders" / "hostile" / "radix_cache" / "honest" / "symlink_reference"
+        honest = HOSTILE / "honest" / "symlink_reference"
         shutil.copytree(honest, attack)
         (attack / "impl.py").unlink()
         os.link(REFERENCE, attack / "impl.py")
