@@ -788,6 +788,12 @@ class Worker:
                            str(target), module_name],
                     self.scratch, limits, env=_worker_env(self.scratch), out=out,
                     pass_fds=(req_r, rep_w), uid=self.uid, script=True)
+            except BaseException:
+                for fd in (req_w, rep_r):
+                    os.close(fd)
+                shutil.rmtree(self.scratch, ignore_errors=True)
+                self.output_path.unlink(missing_ok=True)
+                raise
             finally:
                 os.close(req_r)
                 os.close(rep_w)
