@@ -236,10 +236,11 @@ def isolation_env(isolate: bool, require: bool) -> dict[str, str]:
     except sandbox.SandboxUnavailable as exc:
         raise GradeError(str(exc)) from None
     if require and caps.backend == "limits":
+        why = f" ({'; '.join(caps.notes)})" if caps.notes else ""
         raise GradeError(
             "--require-isolation: only resource limits are available here, no private root, "
-            "network or uid (" + "; ".join(caps.notes) + "). Install bubblewrap "
-            "(README, 'Untrusted submissions') or grade as root.")
+            f"network or uid{why}. Install bubblewrap (README, 'Untrusted submissions') or "
+            "grade as root.")
     return {"KATA_SANDBOX": caps.backend}
 
 
