@@ -57,7 +57,7 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 def grade_folder(kata_name: str, folder: Path, out: Path, jobs: int,
                  shard: tuple[int, int] | None = None, seed: int | None = None,
                  per_test_timeout: float = grade.PER_TEST_TIMEOUT_S,
-                 isolate: bool = True) -> list[dict[str, str]]:
+                 isolate: bool = True, require_isolation: bool = False) -> list[dict[str, str]]:
     kata = catalog.load(kata_name)
     subs = entries(folder, shard)
     out.mkdir(parents=True, exist_ok=True)
@@ -67,7 +67,7 @@ def grade_folder(kata_name: str, folder: Path, out: Path, jobs: int,
         row = {"submission": path.name}
         try:
             g = grade.run(kata_name, str(path), seed=seed, per_test_timeout=per_test_timeout,
-                          isolate=isolate)
+                          isolate=isolate, require_isolation=require_isolation)
             grade.write_reports(g, out / path.stem)
             row.update(score=str(g.score), max_score=str(g.max_score),
                        restarts=str(g.restarts), errors="")

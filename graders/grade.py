@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graders import catalog
+from graders import catalog, sandbox
 from graders.cli import PLUGINS
 from graders.impl import SubmissionError, resolve_submission
 
@@ -110,14 +110,27 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
         rubric: str | None = None, exitfirst: bool = False, profile: str | None = None,
         per_test_timeout: float = PER_TEST_TIMEOUT_S, total_timeout: float | None = None,
         include_public: bool = True, include_hidden: bool = True,
-        grace: float = GRACE_S, isolate: bool = True, log: Path | None = None) -> Grade:
-    """Run the tests of one kata against one implementation and score them."""
+        grace: float = GRACE_S, isolate: bool = True, log: Path | None = None,
+        require_isolation: bool = False) -> Grade:
+    """Run the tests of one kata against one implementation and score them.
+
+    A submission that holds anything but plain files and folders (a link, a device, ...)
+    runs no code: every test fails with the message that names the path. With
+    ``require_isolation`` the grade refuses (GradeError) to run the submission with less
+    than bubblewrap or the root namespaces around it."""
     kata = catalog.load(kata_name)
+    sandbox_env = isolation_env(isolate, require_isolation)
+    refused: str | None = None
     if impl_spec not in ("katas", "solutions"):
+        given = Path(impl_spec).expanduser()
+        given = given if given.is_absolute() else Path.cwd() / given
         try:
-            impl_spec = str(resolve_submission(kata_name, impl_spec))
+            sandbox.copy_submission(resolve_submission(kata_name, impl_spec), None, given)
+            impl_spec = str(given)
         except SubmissionError:
             impl_spec = str(Path(impl_spec).resolve())  # let every test report the problem
+        except sandbox.UnsafeSubmission as exc:
+            refused, impl_spec = str(exc), str(given)
     if profile is None:
         profile = "grade" if seed is None else "grade_seeded"
     folders = ([kata.public_tests] if include_public else []) + (
@@ -154,8 +167,11 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
                 cmd += ["--isolate"]
             if exitfirst:
                 cmd += ["-x"]
+            if refused:
+                cmd += ["--collect-only"]
             with open(log_path, "ab") as out:
-                child = subprocess.Popen(cmd, cwd=catalog.ROOT, env=_child_env(),
+                child = subprocess.Popen(cmd, cwd=catalog.ROOT,
+                                         env={**_child_env(), **sandbox_env},
                                          stdout=out, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True)
                 current, killed_why = _watch(child, progress, per_test_timeout + grace, deadline)
@@ -176,6 +192,10 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
                     res = by_id[e["nodeid"]]
                     res.outcome, res.message, res.duration = e["outcome"], e["message"], e["duration"]
                     done.append(res.nodeid)
+            if refused:
+                for res in grade.tests:
+                    res.outcome, res.message = "failed", refused
+                break
             finished = child.returncode in (0, 1, 5) and killed_why is None and (
                 exitfirst or all(r.outcome != "not run" for r in grade.tests))
             if finished or (exitfirst and any(r.outcome == "failed" for r in grade.tests)):
@@ -199,6 +219,29 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
     grade.seconds = time.monotonic() - start
     _score(grade)
     return grade
+
+
+def isolation_env(isolate: bool, require: bool) -> dict[str, str]:
+    """Choose the sandbox once, here, and pin it for the test process (KATA_SANDBOX), so
+    that it runs under the same one or fails: never quietly under less. GradeError when
+    ``require`` and only resource limits are available, or when KATA_SANDBOX names a
+    sandbox that cannot run."""
+    if not isolate:
+        if require:
+            raise GradeError("--require-isolation: the submission would run inside the test "
+                             "process (--in-process); drop one of the two")
+        return {}
+    try:
+        caps = sandbox.capabilities()
+    except sandbox.SandboxUnavailable as exc:
+        raise GradeError(str(exc)) from None
+    if require and caps.backend == "limits":
+        why = f" ({'; '.join(caps.notes)})" if caps.notes else ""
+        raise GradeError(
+            "--require-isolation: only resource limits are available here, no private root, "
+            f"network or uid{why}. Install bubblewrap (README, 'Untrusted submissions') or "
+            "grade as root.")
+    return {"KATA_SANDBOX": caps.backend}
 
 
 def _watch(child: subprocess.Popen[bytes], progress: Path, per_test: float,
@@ -312,10 +355,13 @@ def table(grade: Grade) -> str:
                          "graded by the interviewer")
     if grade.sandbox is not None:
         s = grade.sandbox
-        parts = ["worker process"] + [label for key, label in (
+        parts = [label for key, label in (
             ("separate_uid", "own uid"), ("no_network", "no network"),
-            ("hidden_repository", "repository hidden")) if s.get(key)]
-        lines += ["", "  isolation: " + ", ".join(parts)
+            ("hidden_repository", "repository hidden"), ("pid_namespace", "own pids"),
+            ("seccomp", "seccomp")) if s.get(key)]
+        lines += ["", f"  isolation: {s.get('backend', 'worker process')}"
+                  + (f" ({', '.join(parts)})" if parts else "")
+                  + "".join(f"\n    lacks {n}" for n in s.get("lacks", []))
                   + "".join(f"\n    note: {n}" for n in s.get("notes", []))]
     lines += ["", f"  score: {grade.score}/{grade.max_score}"
               f"   ({len(grade.tests)} tests, {grade.seconds:.1f} s"
@@ -423,6 +469,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-process", action="store_true",
                         help="run the submission inside the test process (faster, unsafe "
                              "for untrusted code; the default isolates it in a worker)")
+    parser.add_argument("--require-isolation", action="store_true",
+                        help="fail (exit 2) rather than run the submission with less than "
+                             "bubblewrap or the root namespaces around it")
     parser.add_argument("--fail-under", type=float, default=None,
                         help="exit 1 when the score is below this")
     parser.add_argument("--jobs", type=int, default=1,
@@ -436,19 +485,22 @@ def main(argv: list[str] | None = None) -> int:
         try:
             catalog.load(args.kata)
             shard = batch.parse_shard(args.shard)
-        except (catalog.CatalogError, ValueError) as exc:
+            isolation_env(not args.in_process, args.require_isolation)
+        except (catalog.CatalogError, ValueError, GradeError) as exc:
             print(f"grade: {exc}", file=sys.stderr)
             return 2
         out = args.out or Path("grade-out")
         print(f"grading every submission in {args.impl} ({args.jobs} at a time)")
         rows = batch.grade_folder(args.kata, Path(args.impl), out, args.jobs, shard,
                                   seed=args.seed, per_test_timeout=args.timeout,
-                                  isolate=not args.in_process)
+                                  isolate=not args.in_process,
+                                  require_isolation=args.require_isolation)
         print(f"\n  {len(rows)} submissions; summary: {out / 'summary.csv'}")
         return 0
     try:
         grade = run(args.kata, args.impl, seed=args.seed, rubric=args.rubric,
-                    per_test_timeout=args.timeout, isolate=not args.in_process)
+                    per_test_timeout=args.timeout, isolate=not args.in_process,
+                    require_isolation=args.require_isolation)
     except (catalog.CatalogError, GradeError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2

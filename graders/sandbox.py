@@ -7,16 +7,32 @@ come back as plain data or handles. Exceptions come back by type and message: bu
 types are raised as themselves, exception classes the kata defines as local classes of the
 same name and built-in base.
 
-The worker starts in a fresh scratch folder holding only a copy of the submission, the
-worker's own two files and graders/support, with:
-- a minimal environment and an import path without the repository;
-- resource limits: CPU time, address space, open files, file size, processes;
-- where this process is root and the kernel allows it: a private network namespace (its
-  own loopback, nothing of the host's), a private root (a chroot showing only the system's
-  libraries, the interpreter and its packages, the scratch folder and a private /tmp), and
-  an unprivileged uid of its own (so it can write nothing but its scratch folder, and every
-  process it leaves behind can be found and killed);
-- a wall-clock limit per call; its output goes to a file, truncated.
+The worker starts in a fresh scratch folder holding only a copy of the submission (copied,
+never linked: ``copy_submission`` refuses links, devices, FIFOs and sockets), the worker's
+own two files and graders/support, with a minimal environment, an import path without the
+repository, resource limits (CPU time, address space, file size, processes, open files),
+a wall-clock limit per call, and its output going to a file, truncated. Around it runs the
+best of three backends this machine allows (``capabilities()``; ``KATA_SANDBOX=bwrap``,
+``namespaces`` or ``limits`` forces one, and a forced backend that cannot run is an error,
+never a quiet downgrade):
+
+- ``bubblewrap``: ``bwrap`` (on PATH; root or not) unshares every namespace: its own
+  loopback and no route out, its own pid namespace (every process of the worker dies with
+  it), a private root of read-only binds (the system's libraries, the interpreter and its
+  packages) where the scratch folder is the only writable path, a private /tmp, /proc and
+  /dev, and a uid of its own (as root, a host uid of its own too: the trusted launcher
+  drops to it inside; otherwise a uid of its own user namespace, with no further user
+  namespaces allowed).
+- ``namespaces (root)``: root without bwrap; the private network and root are built here
+  by hand (unshare, mount, chroot) and the worker gets a host uid of its own, whose every
+  process is swept when it ends. No pid namespace.
+- ``limits only``: anyone else; the worker runs as the grader's user and can read what the
+  grader can read. The report says so.
+
+Every backend also loads a seccomp filter (built with libseccomp through ``pyseccomp``) that
+makes the kernel calls no submission needs (ptrace, mount, unshare, setns, keyctl, bpf,
+perf_event_open, module loading, reboot, ...) fail with EPERM. ``run_command`` runs any
+command in the same sandbox (candidate-written tests use it).
 
 One worker serves the tests of one test file; a crashed or killed worker fails the test it
 was serving and a fresh one serves the next test.
@@ -27,18 +43,20 @@ from __future__ import annotations
 import builtins
 import ctypes
 import ctypes.util
+import errno
 import os
 import resource
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO, Callable
 
 from graders import catalog, wire
 
@@ -55,9 +73,62 @@ MS_RDONLY = 1
 BUILTIN_EXCEPTIONS = {name: obj for name, obj in vars(builtins).items()
                       if isinstance(obj, type) and issubclass(obj, BaseException)}
 
+BACKENDS = {"bwrap": "bubblewrap", "namespaces": "namespaces (root)", "limits": "limits only"}
+INNER_UID = 1000                  # the worker's uid inside its own user namespace
+TMP_BYTES = 64 << 20              # the private /tmp under bwrap
+SUBMISSION_BYTES = 64 << 20       # a submission larger than this is refused
+SUBMISSION_ENTRIES = 2000
+OUTPUT_TAIL_BYTES = 64 << 10      # what run_command returns of a command's output
+
+# Kernel calls no submission needs; each fails with EPERM. Names this architecture lacks
+# are skipped. clone with a namespace flag is refused too, and clone3 (whose flags a filter
+# cannot read) reports ENOSYS, so that the C library falls back to plain clone.
+DENIED_CALLS = (
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    "mount", "umount2", "mount_setattr", "move_mount", "open_tree", "fsopen", "fsconfig",
+    "fsmount", "fspick", "pivot_root", "chroot", "unshare", "setns",
+    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "reboot", "swapon", "swapoff", "acct", "quotactl", "quotactl_fd",
+    "open_by_handle_at", "name_to_handle_at", "syslog", "vhangup", "lookup_dcookie",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+    "sethostname", "setdomainname", "iopl", "ioperm", "fanotify_init",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+)
+NAMESPACE_FLAGS = (0x00000080, 0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000,
+                   0x20000000, 0x40000000)   # TIME, NS, CGROUP, UTS, IPC, USER, PID, NET
+TIOCSTI = 0x5412
+
+# Runs inside bwrap before the command: drops to the worker's host uid (root only: the
+# processes limit then counts the worker's processes alone), sets that limit (it counts
+# per uid of the namespace it is set in, so it is set here, inside), enters the scratch
+# folder (which only that uid may enter), then execs the command, or runs a Python script
+# in this same interpreter (a worker starts faster without a second interpreter).
+_LAUNCHER = """import os,resource,sys
+uid,nproc,cwd,how=int(sys.argv[1]),int(sys.argv[2]),sys.argv[3],sys.argv[4]
+if uid>=0:
+ os.setgroups([]);os.setgid(uid);os.setuid(uid)
+resource.setrlimit(resource.RLIMIT_NPROC,(nproc,nproc))
+os.chdir(cwd)
+if how=="exec":
+ os.execv(sys.argv[5],sys.argv[5:])
+import runpy
+sys.argv=sys.argv[5:];sys.path[0]=os.path.dirname(sys.argv[0])
+runpy.run_path(sys.argv[0],run_name="__main__")
+"""
+PYTHON_FLAGS = ["-B", "-E", "-s"]   # a worker's interpreter: no bytecode, no PYTHON*, no user site
+
 
 class SubmissionError(Exception):
     """The submission's worker failed: it died, hung, or sent something invalid."""
+
+
+class UnsafeSubmission(SubmissionError):
+    """The submission holds something other than plain files and folders."""
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox asked for (KATA_SANDBOX) cannot run on this machine."""
 
 
 @dataclass
@@ -73,21 +144,85 @@ class Limits:
 
 @dataclass
 class Capabilities:
-    """What the platform allowed; reported with every grade."""
+    """Which backend runs the workers and what it gives; reported with every grade."""
+    backend: str = "limits"
     separate_uid: bool = False
     network_namespace: bool = False
     mount_namespace: bool = False
+    pid_namespace: bool = False
+    seccomp: bool = False
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def label(self) -> str:
+        return BACKENDS[self.backend]
+
+    def lacks(self) -> list[str]:
+        missing = [text for have, text in (
+            (self.separate_uid, "a uid of its own (it runs as the grader's user)"),
+            (self.network_namespace, "a private network (it can reach the network)"),
+            (self.mount_namespace, "a private root (it can read whatever the grader can, "
+                                   "the repository and hidden tests included)"),
+            (self.pid_namespace, "a pid namespace (it sees other processes; its own are "
+                                 "swept by uid, or by process group without one)"),
+            (self.seccomp, "a seccomp filter (install pyseccomp and libseccomp2)")) if not have]
+        return missing
+
     def summary(self) -> dict[str, Any]:
-        return {"process": True, "separate_uid": self.separate_uid,
+        return {"process": True, "backend": self.label, "separate_uid": self.separate_uid,
                 "no_network": self.network_namespace,
-                "hidden_repository": self.mount_namespace, "notes": self.notes}
+                "hidden_repository": self.mount_namespace,
+                "pid_namespace": self.pid_namespace, "seccomp": self.seccomp,
+                "lacks": self.lacks(), "notes": self.notes}
 
 
-def _libc() -> Any:
-    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+# -- seccomp ---------------------------------------------------------------------------
 
+_filter_state: tuple[Any, bytes | None, str] | None = None
+
+
+def _seccomp() -> tuple[Any, bytes | None, str]:
+    """(the filter, its BPF program for bwrap, why there is none), built once."""
+    global _filter_state
+    if _filter_state is not None:
+        return _filter_state
+    try:
+        import pyseccomp as sc  # type: ignore[import-untyped]
+    except (ImportError, RuntimeError, OSError) as exc:
+        _filter_state = (None, None, f"no seccomp filter: pyseccomp is unusable ({exc})")
+        return _filter_state
+    flt = sc.SyscallFilter(sc.ALLOW)
+    eperm = sc.ERRNO(errno.EPERM)
+    for name in DENIED_CALLS:
+        try:
+            flt.add_rule(eperm, name)
+        except (OSError, ValueError, RuntimeError):
+            pass  # not a call on this architecture
+    for flag in NAMESPACE_FLAGS:
+        flt.add_rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    flt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    flt.add_rule(eperm, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, TIOCSTI))
+    with tempfile.TemporaryFile() as fh:
+        flt.export_bpf(fh)
+        fh.seek(0)
+        bpf = fh.read()
+    _filter_state = (flt, bpf, "")
+    return _filter_state
+
+
+def _seccomp_fd() -> int | None:
+    """A fresh file holding the BPF program, for ``bwrap --seccomp FD`` (which reads it to
+    its end: each worker needs its own)."""
+    bpf = _seccomp()[1]
+    if bpf is None:
+        return None
+    fd = os.memfd_create("kata-seccomp", 0)
+    os.write(fd, bpf)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+# -- the private root's contents ---------------------------------------------------------
 
 def _visible_paths() -> list[tuple[str, bool]]:
     """(path, writable) for what the worker's private root shows: the system's programs
@@ -95,7 +230,7 @@ def _visible_paths() -> list[tuple[str, bool]]:
     import site
 
     paths: list[tuple[str, bool]] = []
-    for p in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
+    for p in ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin"):
         if os.path.lexists(p):
             paths.append((p, False))
     extra = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
@@ -105,6 +240,44 @@ def _visible_paths() -> list[tuple[str, bool]]:
         if os.path.isdir(p) and not any(p == q or p.startswith(q + "/") for q, _ in paths):
             paths.append((p, False))
     return paths
+
+
+def _bwrap_argv(bwrap: str, scratch: Path, seccomp_fd: int | None) -> list[str]:
+    if os.geteuid() == 0:
+        # bwrap runs privileged: no user namespace (which would map the worker to host
+        # root); the launcher inside keeps only the right to drop to the worker's uid
+        argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                "--unshare-cgroup-try", "--cap-drop", "ALL",
+                "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
+                "--uid", str(INNER_UID), "--gid", str(INNER_UID)]
+    argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox", "--proc", "/proc",
+             "--dev", "/dev", "--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+    binds = [(path, os.path.islink(path)) for path, _ in _visible_paths()]
+    if os.path.isfile("/etc/ld.so.cache"):   # where the dynamic loader finds libraries
+        binds.append(("/etc/ld.so.cache", False))
+    binds.append((str(scratch), False))
+    made = {"/", "/tmp"}
+    for path, _ in binds:   # the folders above each bind: bwrap would make them 0700
+        for parent in reversed(Path(path).parents):
+            if str(parent) not in made:
+                made.add(str(parent))
+                argv += ["--perms", "0755", "--dir", str(parent)]
+    for path, link in binds[:-1]:
+        argv += ["--symlink", os.readlink(path), path] if link else ["--ro-bind", path, path]
+    # the private root and /dev are bwrap's own tmpfs, which an unprivileged sandbox may
+    # write to: read-only, so that the scratch folder and /tmp (bounded) are all it can fill
+    argv += ["--bind", str(scratch), str(scratch), "--remount-ro", "/dev", "--remount-ro", "/"]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    return argv + ["--"]
+
+
+# -- the hand-written fallback (root without bwrap) --------------------------------------
+
+def _libc() -> Any:
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
 def _build_root(libc: Any, new_root: str, scratch: str) -> None:
@@ -152,11 +325,23 @@ def _loopback_up() -> None:
         fcntl.ioctl(sock, siocsifflags, ifreq)
 
 
-def _preexec(uid: int | None, namespaces: bool, new_root: str | None, scratch: str | None,
-             limits: Limits) -> Any:
+def _set_limits(limits: Limits) -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def _preexec(backend: str, uid: int | None, new_root: str | None, scratch: str,
+             limits: Limits, flt: Any) -> Callable[[], None]:
+    """Runs in the child between fork and exec. Under bwrap: a new session and the
+    limits (bwrap and the launcher do the rest). Otherwise also the fallback's namespaces,
+    the uid switch and the seccomp filter."""
     def run() -> None:
         os.setsid()
-        if namespaces and new_root and scratch:
+        if backend == "namespaces" and new_root:
             libc = _libc()
             if libc.unshare(CLONE_NEWNS | CLONE_NEWNET) != 0:
                 os._exit(97)
@@ -164,17 +349,16 @@ def _preexec(uid: int | None, namespaces: bool, new_root: str | None, scratch: s
                 os._exit(98)
             _loopback_up()
             _build_root(libc, new_root, scratch)
-        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        _set_limits(limits)
+        if backend == "bwrap":
+            return
         if uid is not None:
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
             resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        if flt is not None:
+            flt.load()
     return run
 
 
@@ -184,60 +368,92 @@ def _scratch_base() -> Path:
     return base
 
 
-_capabilities: Capabilities | None = None
-
-
-def capabilities() -> Capabilities:
-    """Probe once what this platform allows (root, namespaces)."""
-    global _capabilities
-    if _capabilities is not None:
-        return _capabilities
-    caps = Capabilities()
-    if sys.platform != "linux":
-        caps.notes.append(f"{sys.platform}: no namespaces, no uid switch")
-        _capabilities = caps
-        return caps
-    uid = _sandbox_uid() if os.geteuid() == 0 else None
-    probe = [sys.executable, "-I", "-c", "import numpy, json, os; print('ok', os.getcwd())"]
-    for namespaces in (True, False):
-        if namespaces and os.geteuid() != 0:
-            continue
-        scratch = Path(tempfile.mkdtemp(prefix="probe-", dir=_scratch_base()))
-        new_root = Path(tempfile.mkdtemp(prefix="root-", dir=_scratch_base()))
-        if uid is not None:
-            os.chown(scratch, uid, uid)
-        try:
-            out = subprocess.run(probe, preexec_fn=_preexec(
-                uid, namespaces, str(new_root), str(scratch), Limits()),
-                capture_output=True, text=True, timeout=60, cwd=str(scratch))
-        except (OSError, subprocess.SubprocessError) as exc:
-            caps.notes.append(f"probe failed: {exc}")
-            continue
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-            shutil.rmtree(new_root, ignore_errors=True)
-        if out.returncode == 0 and out.stdout.startswith("ok"):
-            caps.network_namespace = caps.mount_namespace = namespaces
-            caps.separate_uid = uid is not None
-            break
-        caps.notes.append(f"sandbox probe with namespaces={namespaces} failed "
-                          f"(exit {out.returncode}): {out.stderr.strip()[-300:]}")
-    else:
-        caps.separate_uid = False
-    if os.geteuid() != 0:
-        caps.notes.append("not root: no private network namespace, no separate uid; "
-                          "the worker runs as this user with resource limits only")
-    _capabilities = caps
-    return caps
-
-
 def _sandbox_uid() -> int:
     # one uid per trusted process, so parallel graders never sweep each other's workers
     return 200000 + os.getpid() % 100000
 
 
+def _chown_tree(top: Path, uid: int) -> None:
+    os.chown(top, uid, uid)
+    for dirpath, dirs, files in os.walk(top):
+        for name in dirs + files:
+            os.chown(os.path.join(dirpath, name), uid, uid, follow_symlinks=False)
+
+
+# -- starting and ending sandboxed processes --------------------------------------------
+
+def _spawn(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, *,
+           env: dict[str, str], out: IO[bytes] | int, pass_fds: tuple[int, ...] = (),
+           uid: int | None = None,
+           script: bool = False) -> tuple[subprocess.Popen[bytes], Path | None]:
+    """Start argv (cwd: scratch) in the sandbox ``caps`` describes; with ``script``, argv is
+    a Python script and its arguments, run by this interpreter with PYTHON_FLAGS. Returns
+    the process (under bwrap: bwrap itself, the root of the worker's whole process tree)
+    and the fallback's private root folder, if one was made."""
+    flt = _seccomp()[0] if caps.seccomp else None
+    new_root: Path | None = None
+    seccomp_fd: int | None = None
+    if caps.backend == "bwrap":
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            raise SandboxUnavailable("bwrap is no longer on PATH")
+        seccomp_fd = _seccomp_fd() if caps.seccomp else None
+        argv = (_bwrap_argv(bwrap, scratch, seccomp_fd)
+                + [sys.executable, *(PYTHON_FLAGS if script else ["-I", "-S"]), "-c", _LAUNCHER,
+                   str(-1 if uid is None else uid), str(limits.processes), str(scratch),
+                   "script" if script else "exec"] + argv)
+        pass_fds += () if seccomp_fd is None else (seccomp_fd,)
+    else:
+        argv = [sys.executable, *PYTHON_FLAGS] + argv if script else argv
+        if caps.backend == "namespaces":
+            new_root = Path(tempfile.mkdtemp(prefix="root-", dir=_scratch_base()))
+    prepare = _preexec(caps.backend, uid, str(new_root) if new_root else None, str(scratch),
+                       limits, flt)
+    try:
+        proc = subprocess.Popen(argv, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=out, pass_fds=pass_fds, preexec_fn=prepare)
+    except BaseException:
+        if new_root is not None:
+            shutil.rmtree(new_root, ignore_errors=True)
+        raise
+    finally:
+        if seccomp_fd is not None:
+            os.close(seccomp_fd)
+    return proc, new_root
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below pid, found through /proc/<pid>/task/*/children."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children") as fh:
+                    kids = [int(x) for x in fh.read().split()]
+            except (OSError, ValueError):
+                continue
+            found += kids
+            todo += kids
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def _sweep(uid: int) -> None:
-    """Kill every process left running under the sandbox uid."""
+    """Kill every process left running under the sandbox uid (the fallback without a pid
+    namespace)."""
     for _ in range(3):
         found = False
         for entry in os.listdir("/proc"):
@@ -258,58 +474,331 @@ def _sweep(uid: int) -> None:
         time.sleep(0.05)
 
 
+def _end(proc: subprocess.Popen[bytes], caps: Capabilities, uid: int | None) -> None:
+    """Kill proc and every process below it, and wait until they are gone. Under bwrap,
+    killing the pid namespace's first process takes every process in it down."""
+    tree = _descendants(proc.pid)
+    for pid in tree:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        if proc.poll() is None:
+            proc.kill()
+    proc.wait()
+    if uid is not None and not caps.pid_namespace:
+        _sweep(uid)
+    deadline = time.monotonic() + 5.0
+    while any(_running(pid) for pid in tree) and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def _exit_status(caps: Capabilities, code: int) -> int:
+    """bwrap reports a command killed by signal N as exit code 128 + N; give it back as
+    -N, as subprocess does."""
+    if caps.backend == "bwrap" and 128 < code < 128 + 65:
+        return -(code - 128)
+    return code
+
+
+def _worker_env(scratch: Path) -> dict[str, str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(scratch), "LANG": "C.UTF-8",
+           "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
+def _run(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, timeout: float,
+         env: dict[str, str] | None) -> tuple[int, str]:
+    uid = _sandbox_uid() if os.geteuid() == 0 and caps.separate_uid else None
+    if uid is not None:
+        _chown_tree(scratch, uid)
+    with tempfile.TemporaryFile() as out:
+        proc, new_root = _spawn(caps, argv, scratch, limits, out=out, uid=uid,
+                                env=_worker_env(scratch) if env is None else env)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            _end(proc, caps, uid)
+            if new_root is not None:
+                shutil.rmtree(new_root, ignore_errors=True)
+        size = out.seek(0, os.SEEK_END)
+        out.seek(max(0, size - OUTPUT_TAIL_BYTES))
+        tail = out.read().decode("utf-8", "replace")
+    return _exit_status(caps, proc.returncode), tail
+
+
+def run_command(argv: list[str], scratch: Path, limits: Limits, timeout: float,
+                env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Run argv with cwd=scratch in the same sandbox as a worker: scratch is the only
+    writable path and nothing of the repository or the grade's files is visible (under
+    bwrap and the root fallback; see capabilities()). Waits at most ``timeout`` s, then
+    kills the whole process tree. Returns the exit status (negative: killed by that
+    signal, as subprocess reports it) and the last 64 KiB of its output (stdout and
+    stderr together). As root, scratch is handed to the sandbox's uid."""
+    return _run(capabilities(), argv, Path(scratch), limits, timeout, env)
+
+
+# -- choosing the backend ----------------------------------------------------------------
+
+_capabilities: Capabilities | None = None
+
+
+def _unavailable(backend: str) -> str | None:
+    if backend != "limits" and sys.platform != "linux":
+        return f"Linux only (this is {sys.platform})"
+    if backend == "bwrap" and shutil.which("bwrap") is None:
+        return "bwrap is not on PATH (install bubblewrap; see the README)"
+    if backend == "namespaces" and os.geteuid() != 0:
+        return "needs root"
+    return None
+
+
+def _describe(backend: str, seccomp: bool) -> Capabilities:
+    full = backend != "limits"
+    caps = Capabilities(backend, separate_uid=full, network_namespace=full,
+                        mount_namespace=full, pid_namespace=backend == "bwrap", seccomp=seccomp)
+    if backend == "bwrap" and os.geteuid() != 0:
+        caps.notes.append(f"not root: the worker is uid {INNER_UID} of its own user "
+                          "namespace, this user outside it")
+    return caps
+
+
+def _probe(caps: Capabilities) -> str | None:
+    """Run a small program in this sandbox; None when it worked, else why not."""
+    scratch = Path(tempfile.mkdtemp(prefix="probe-", dir=_scratch_base()))
+    try:
+        code, out = _run(caps, [sys.executable, "-I", "-c",
+                                "import numpy, os; print('ok', os.getcwd())"],
+                         scratch, Limits(), 60.0, None)
+    except (OSError, subprocess.SubprocessError, SandboxUnavailable) as exc:
+        return f"could not start: {exc}"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if code == 0 and out.startswith("ok"):
+        return None
+    return f"a test program failed (exit {code}): {out.strip()[-300:]}"
+
+
+def capabilities() -> Capabilities:
+    """The backend this process's workers run under, chosen once: bwrap, else the root
+    fallback, else limits only; or the one KATA_SANDBOX names (SandboxUnavailable when it
+    cannot run here). Each candidate is tried with a real program before it is chosen."""
+    global _capabilities
+    if _capabilities is not None:
+        return _capabilities
+    forced = os.environ.get("KATA_SANDBOX", "").strip()
+    if forced and forced not in BACKENDS:
+        raise SandboxUnavailable(f"KATA_SANDBOX={forced!r}: choose bwrap, namespaces or limits")
+    _, _, no_filter = _seccomp()
+    notes = [no_filter] if no_filter else []
+    for backend in [forced] if forced else list(BACKENDS):
+        why = _unavailable(backend)
+        if why is None:
+            caps = _describe(backend, seccomp=not no_filter)
+            why = _probe(caps)
+            if why is not None and caps.seccomp:
+                caps = _describe(backend, seccomp=False)
+                if _probe(caps) is None:
+                    notes.append(f"the seccomp filter could not be loaded: {why}")
+                    why = None
+            if why is None:
+                caps.notes = notes + caps.notes
+                _capabilities = caps
+                return caps
+        if forced:
+            raise SandboxUnavailable(f"KATA_SANDBOX={forced}: the {BACKENDS[forced]} sandbox "
+                                     f"cannot run here: {why}")
+        notes.append(f"{BACKENDS[backend]}: {why}")
+    caps = _describe("limits", seccomp=False)
+    caps.notes = notes
+    _capabilities = caps
+    return caps
+
+
+# -- copying the submission --------------------------------------------------------------
+
+_KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket",
+          stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}
+
+
+def _refuse(path: Path, st: os.stat_result) -> UnsafeSubmission:
+    kind = _KINDS.get(stat.S_IFMT(st.st_mode), "not a plain file or folder")
+    return UnsafeSubmission(f"submission refused: {path} is {kind}; submissions must hold "
+                            "plain files and folders only (copied, never linked)")
+
+
+def _open_entry(path: Path, dir_fd: int | None, name: str) -> tuple[int, os.stat_result]:
+    """Open one entry without following a link, and check that what was opened is the
+    plain file or folder that was looked at (no swap between the look and the open)."""
+    before = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if not (stat.S_ISREG(before.st_mode) or stat.S_ISDIR(before.st_mode)):
+        raise _refuse(path, before)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (
+        os.O_DIRECTORY if stat.S_ISDIR(before.st_mode) else 0)
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        raise UnsafeSubmission(f"submission refused: {path} changed while it was being "
+                               f"copied ({exc.strerror})") from None
+    st = os.fstat(fd)
+    if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
+        os.close(fd)
+        raise UnsafeSubmission(f"submission refused: {path} changed while it was being copied")
+    return fd, st
+
+
+class _Copy:
+    """Walk (and, given a destination, copy) one submission tree through file descriptors
+    opened without following links; count bytes, entries and hard links on the way."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.entries = 0
+        self.links: dict[tuple[int, int], tuple[int, list[Path]]] = {}
+
+    def entry(self, path: Path, dir_fd: int | None, name: str, dest: Path | None) -> None:
+        self.entries += 1
+        if self.entries > SUBMISSION_ENTRIES:
+            raise UnsafeSubmission(f"submission refused: more than {SUBMISSION_ENTRIES} "
+                                   "files and folders")
+        fd, st = _open_entry(path, dir_fd, name)
+        try:
+            if stat.S_ISDIR(st.st_mode):
+                if dest is not None:
+                    dest.mkdir(mode=0o755)
+                for child in sorted(os.listdir(fd)):
+                    if child == "__pycache__" or child.endswith(".pyc"):
+                        continue
+                    self.entry(path / child, fd, child, None if dest is None else dest / child)
+                return
+            nlink, seen = self.links.setdefault((st.st_dev, st.st_ino), (st.st_nlink, []))
+            seen.append(path)
+            self.bytes += st.st_size
+            if self.bytes > SUBMISSION_BYTES:
+                raise UnsafeSubmission(f"submission refused: larger than "
+                                       f"{SUBMISSION_BYTES >> 20} MiB")
+            if dest is not None:
+                with open(dest, "xb") as out:
+                    while chunk := os.read(fd, 1 << 20):
+                        out.write(chunk)
+        finally:
+            os.close(fd)
+
+    def check_links(self) -> None:
+        for nlink, seen in self.links.values():
+            if nlink > len(seen):
+                raise UnsafeSubmission(
+                    f"submission refused: {seen[0]} is a hard link to a file outside the "
+                    f"submission ({nlink} names, {len(seen)} inside); submissions must hold "
+                    "plain files only (copied, never linked)")
+
+
+def _source(submission: Path) -> Path:
+    """What of a submission is copied: its package folder, or its one file."""
+    return submission.parent if submission.name == "__init__.py" else submission
+
+
+def copy_submission(submission: Path, dest: Path | None, root: Path | None = None) -> None:
+    """Copy the submission (``submission`` is the file the worker loads; a package's whole
+    folder is copied) to ``dest``; with ``dest`` None, only check it. Symbolic links, hard
+    links to files outside it, devices, FIFOs and sockets are refused (UnsafeSubmission,
+    naming the path). Nothing is followed: every entry is opened with O_NOFOLLOW relative
+    to its folder, from ``root`` (the path the grader was given, trusted up to there)
+    down, so a link swapped in after a check cannot pull in a file from elsewhere."""
+    src = _source(submission)
+    root = src if root is None else root
+    try:
+        parts = src.relative_to(root).parts
+    except ValueError:
+        raise UnsafeSubmission(f"submission refused: {src} lies outside {root}") from None
+    chain = [root.joinpath(*parts[:i]) for i in range(len(parts))]   # folders above src
+    walker = _Copy()
+    fds: list[int] = []
+    try:
+        dir_fd: int | None = None
+        for folder in chain:
+            fd, st = _open_entry(folder, dir_fd, str(folder) if dir_fd is None else folder.name)
+            fds.append(fd)
+            if not stat.S_ISDIR(st.st_mode):
+                raise UnsafeSubmission(f"submission refused: {folder} is not a folder")
+            dir_fd = fd
+        walker.entry(src, dir_fd, str(src) if dir_fd is None else src.name, dest)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    walker.check_links()
+
+
+def _spec_root() -> Path | None:
+    """The submission path the grader was given (None for the repository's own katas/
+    and solutions/)."""
+    from graders import impl
+
+    spec = impl.current_spec()
+    return None if spec in ("katas", "solutions") else Path(spec)
+
+
 class Worker:
     """One worker process and its pipes."""
 
     def __init__(self, submission: Path, module_name: str, limits: Limits) -> None:
-        caps = capabilities()
+        caps = self.caps = capabilities()
         self.limits = limits
-        self.uid = _sandbox_uid() if caps.separate_uid else None
+        self.uid = _sandbox_uid() if os.geteuid() == 0 and caps.separate_uid else None
+        self.new_root: Path | None = None
         self.scratch = Path(tempfile.mkdtemp(prefix="kata-worker-", dir=_scratch_base()))
-        self.new_root = Path(tempfile.mkdtemp(prefix="root-", dir=_scratch_base()))
-        here = Path(__file__).parent
-        shutil.copy(here / "worker.py", self.scratch / "_kata_worker.py")
-        shutil.copy(here / "wire.py", self.scratch / "_kata_wire.py")
-        support = here / "support"
-        if support.is_dir():
-            dest = self.scratch / "_support" / "graders"
-            shutil.copytree(support, dest / "support",
-                            ignore=shutil.ignore_patterns("__pycache__"))
-            (dest / "__init__.py").write_text("")
-        if submission.name == "__init__.py":
-            shutil.copytree(submission.parent, self.scratch / "submission",
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-            target = self.scratch / "submission" / "__init__.py"
-        else:
-            target = self.scratch / "submission.py"
-            shutil.copy(submission, target)
-        if self.uid is not None:
-            for dirpath, _, files in os.walk(self.scratch):
-                os.chown(dirpath, self.uid, self.uid)
-                for f in files:
-                    os.chown(os.path.join(dirpath, f), self.uid, self.uid)
         self.output_path = Path(tempfile.mkstemp(prefix="kata-worker-out-")[1])
+        self.dead: str | None = None
+        try:
+            here = Path(__file__).parent
+            shutil.copy(here / "worker.py", self.scratch / "_kata_worker.py")
+            shutil.copy(here / "wire.py", self.scratch / "_kata_wire.py")
+            support = here / "support"
+            if support.is_dir():
+                dest = self.scratch / "_support" / "graders"
+                shutil.copytree(support, dest / "support",
+                                ignore=shutil.ignore_patterns("__pycache__"))
+                (dest / "__init__.py").write_text("")
+            if submission.name == "__init__.py":
+                copy_submission(submission, self.scratch / "submission", _spec_root())
+                target = self.scratch / "submission" / "__init__.py"
+            else:
+                target = self.scratch / "submission.py"
+                copy_submission(submission, target, _spec_root())
+            if self.uid is not None:
+                _chown_tree(self.scratch, self.uid)
+        except BaseException:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.output_path.unlink(missing_ok=True)
+            raise
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8",
-               "PYTHONHASHSEED": "0",
-               "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-        for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-            if key in os.environ:
-                env[key] = os.environ[key]
         with open(self.output_path, "wb") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-B", "-E", "-s", str(self.scratch / "_kata_worker.py"),
-                 str(req_r), str(rep_w), str(target), module_name],
-                cwd=self.scratch, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                pass_fds=(req_r, rep_w),
-                preexec_fn=_preexec(self.uid, caps.mount_namespace, str(self.new_root),
-                                    str(self.scratch), limits))
-        os.close(req_r)
-        os.close(rep_w)
+            try:
+                self.proc, self.new_root = _spawn(
+                    caps, [str(self.scratch / "_kata_worker.py"), str(req_r), str(rep_w),
+                           str(target), module_name],
+                    self.scratch, limits, env=_worker_env(self.scratch), out=out,
+                    pass_fds=(req_r, rep_w), uid=self.uid, script=True)
+            except BaseException:
+                for fd in (req_w, rep_r):
+                    os.close(fd)
+                shutil.rmtree(self.scratch, ignore_errors=True)
+                self.output_path.unlink(missing_ok=True)
+                raise
+            finally:
+                os.close(req_r)
+                os.close(rep_w)
         self.requests: BinaryIO = os.fdopen(req_w, "wb")
         self.replies: BinaryIO = os.fdopen(rep_r, "rb")
-        self.dead: str | None = None
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         if self.dead:
@@ -337,10 +826,10 @@ class Worker:
 
     def _died(self) -> None:
         try:
-            code = self.proc.wait(timeout=5)
+            code = _exit_status(self.caps, self.proc.wait(timeout=5))
         except subprocess.TimeoutExpired:
             self.kill()
-            code = self.proc.returncode
+            code = _exit_status(self.caps, self.proc.returncode)
         if code is not None and code < 0:
             try:
                 how = f"died of {signal.Signals(-code).name}"
@@ -371,26 +860,16 @@ class Worker:
             return ""
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
-            self.proc.wait()
-        else:
-            try:  # children it left in its process group
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        if self.uid is not None:
-            _sweep(self.uid)
+        """End the worker: every process of it is gone when this returns."""
+        _end(self.proc, self.caps, self.uid)
         for stream in (self.requests, self.replies):
             try:
                 stream.close()
             except OSError:
                 pass
         shutil.rmtree(self.scratch, ignore_errors=True)
-        shutil.rmtree(self.new_root, ignore_errors=True)
+        if self.new_root is not None:
+            shutil.rmtree(self.new_root, ignore_errors=True)
         try:
             self.output_path.unlink()
         except OSError:

@@ -1,0 +1,1 @@
+../../../../solutions/radix_cache.py

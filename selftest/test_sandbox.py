@@ -1,0 +1,297 @@
+"""The sandbox itself (graders/sandbox.py): the backend it picks and states, what a sandboxed
+process can reach, the seccomp filter, run_command, and submissions copied, never linked.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from graders import catalog, grade, sandbox
+
+LINUX = sys.platform == "linux"
+REFERENCE = catalog.SOLUTIONS_DIR / "radix_cache.py"
+STUB = catalog.KATAS_DIR / "radix_cache" / "__init__.py"
+HOSTILE = catalog.ROOT / "graders" / "hostile" / "radix_cache"
+
+# Each line: a kernel call the filter denies, made through ctypes; prints its errno name.
+# ptrace(PTRACE_TRACEME) and keyctl succeed in any sandbox without the filter.
+DENIED = r"""
+import ctypes, errno, sys
+libc = ctypes.CDLL(None, use_errno=True)
+calls = {
+    "ptrace": (libc.ptrace, (0, 0, None, None)),                       # PTRACE_TRACEME
+    "keyctl": (libc.syscall, (250, 0, -3, 0)),                         # KEYCTL_GET_KEYRING_ID
+    "unshare": (libc.unshare, (0x10000000,)),                          # CLONE_NEWUSER
+    "mount": (libc.mount, (b"none", b"/tmp", b"tmpfs", 0, None)),
+    "bpf": (libc.syscall, (321, 0, 0, 0)),
+    "setns": (libc.setns, (0, 0)),
+    "chroot": (libc.chroot, (b"/",)),
+}
+for name, (fn, args) in calls.items():
+    ctypes.set_errno(0)
+    ok = fn(*args) >= 0
+    print(name, "ok" if ok else errno.errorcode.get(ctypes.get_errno(), "?"))
+"""
+
+
+def scratch(tmp_path: Path) -> Path:
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    return folder
+
+
+# -- copied, never linked ----------------------------------------------------------------
+
+def package(tmp_path: Path, name: str = "sub") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "__init__.py").write_text("from .impl import *\n")
+    shutil.copy(STUB, folder / "impl.py")
+    return folder
+
+
+def test_a_plain_package_is_copied_whole(tmp_path: Path) -> None:
+    folder = package(tmp_path)
+    (folder / "data").mkdir()
+    (folder / "data" / "table.txt").write_text("1 2 3\n")
+    os.link(folder / "impl.py", folder / "data" / "same_file.py")  # both names inside
+    dest = tmp_path / "copy"
+    sandbox.copy_submission(folder / "__init__.py", dest, folder)
+    assert (dest / "data" / "table.txt").read_text() == "1 2 3\n"
+    assert (dest / "impl.py").read_bytes() == STUB.read_bytes()
+    assert not (dest / "impl.py").is_symlink() and os.stat(dest / "impl.py").st_nlink == 1
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hardlink", "fifo", "socket", "dir_symlink"])
+def test_links_and_special_files_are_refused_naming_the_path(tmp_path: Path, kind: str) -> None:
+    folder = package(tmp_path)
+    bad = folder / "impl.py"
+    bad.unlink()
+    if kind == "symlink":
+        bad.symlink_to(REFERENCE)
+    elif kind == "hardlink":
+        outside = tmp_path / "reference_copy.py"
+        shutil.copy(REFERENCE, outside)
+        os.link(outside, bad)
+    elif kind == "fifo":
+        os.mkfifo(bad)
+    elif kind == "socket":
+        bad = folder / "sock"
+        shutil.copy(STUB, folder / "impl.py")
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.bind(str(bad))
+    else:
+        shutil.copy(STUB, folder / "impl.py")
+        bad = folder / "more"
+        bad.symlink_to(catalog.SOLUTIONS_DIR, target_is_directory=True)
+    dest = tmp_path / "copy"
+    with pytest.raises(sandbox.UnsafeSubmission, match=str(bad)):
+        sandbox.copy_submission(folder / "__init__.py", dest, folder)
+    with pytest.raises(sandbox.UnsafeSubmission, match=str(bad)):
+        sandbox.copy_submission(folder / "__init__.py", None, folder)
+
+
+def test_a_linked_folder_above_the_file_is_refused(tmp_path: Path) -> None:
+    """--impl DIR where DIR/radix_cache.py is found through a link to solutions/: the copy
+    walks down from the given path without following links, so even a link swapped in
+    after the check in grade.run cannot pull the reference in."""
+    given = tmp_path / "given"
+    given.mkdir()
+    (given / "radix_cache").symlink_to(catalog.SOLUTIONS_DIR, target_is_directory=True)
+    with pytest.raises(sandbox.UnsafeSubmission, match="radix_cache"):
+        sandbox.copy_submission(given / "radix_cache" / "radix_cache.py",
+                                tmp_path / "copy.py", given)
+    assert not (tmp_path / "copy.py").exists()
+
+
+def test_a_single_file_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    link = tmp_path / "radix_cache.py"
+    link.symlink_to(REFERENCE)
+    with pytest.raises(sandbox.UnsafeSubmission, match="symbolic link"):
+        sandbox.copy_submission(link, tmp_path / "copy.py", link)
+
+
+@pytest.mark.parametrize("isolate", [True, False])
+def test_a_hard_link_to_the_reference_scores_nothing(tmp_path: Path, isolate: bool) -> None:
+    """The hard-link variant of graders/hostile/radix_cache/symlink_reference (git cannot
+    store a hard link, so it is built here), against its honest baseline."""
+    base = catalog.ROOT / ".nox" / "sandbox"   # the reference's file system
+    base.mkdir(parents=True, exist_ok=True)
+    attack = base / f"hardlink-{os.getpid()}-{isolate}"
+    shutil.rmtree(attack, ignore_errors=True)
+    try:
+        honest = HOSTILE / "honest" / "symlink_reference"
+        shutil.copytree(honest, attack)
+        (attack / "impl.py").unlink()
+        os.link(REFERENCE, attack / "impl.py")
+        g = grade.run("radix_cache", str(attack), include_hidden=False, isolate=isolate)
+        h = grade.run("radix_cache", str(honest), include_hidden=False, isolate=isolate)
+    finally:
+        shutil.rmtree(attack, ignore_errors=True)
+    assert g.score <= h.score == 0
+    assert g.tests and all(t.outcome == "failed" and "hard link" in t.message
+                           and str(attack / "impl.py") in t.message for t in g.tests)
+
+
+# -- the backend -------------------------------------------------------------------------
+
+@pytest.fixture
+def fresh_choice(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    monkeypatch.setattr(sandbox, "_capabilities", None)
+    return monkeypatch
+
+
+def test_an_unknown_forced_backend_is_an_error(fresh_choice: pytest.MonkeyPatch) -> None:
+    fresh_choice.setenv("KATA_SANDBOX", "docker")
+    with pytest.raises(sandbox.SandboxUnavailable, match="docker"):
+        sandbox.capabilities()
+
+
+def test_a_forced_backend_that_cannot_run_is_an_error(fresh_choice: pytest.MonkeyPatch) -> None:
+    fresh_choice.setenv("KATA_SANDBOX", "bwrap")
+    fresh_choice.setattr(sandbox.shutil, "which", lambda name: None)
+    with pytest.raises(sandbox.SandboxUnavailable, match="bwrap is not on PATH"):
+        sandbox.capabilities()
+    with pytest.raises(grade.GradeError, match="bwrap is not on PATH"):
+        grade.isolation_env(True, False)
+
+
+def test_require_isolation_refuses_limits_only(fresh_choice: pytest.MonkeyPatch) -> None:
+    fresh_choice.setattr(sandbox, "_capabilities", sandbox.Capabilities("limits"))
+    assert grade.isolation_env(True, False) == {"KATA_SANDBOX": "limits"}
+    with pytest.raises(grade.GradeError, match="only resource limits"):
+        grade.isolation_env(True, True)
+    with pytest.raises(grade.GradeError, match="in-process"):
+        grade.isolation_env(False, True)
+    fresh_choice.setattr(sandbox, "_capabilities", sandbox.Capabilities("bwrap", True, True, True,
+                                                                        True, True))
+    assert grade.isolation_env(True, True) == {"KATA_SANDBOX": "bwrap"}
+
+
+def test_the_choice_is_stated() -> None:
+    caps = sandbox.capabilities()
+    if os.environ.get("KATA_SANDBOX"):
+        assert caps.backend == os.environ["KATA_SANDBOX"]
+    elif LINUX and shutil.which("bwrap"):
+        assert caps.backend == "bwrap", caps.notes
+    elif LINUX and os.geteuid() == 0:
+        assert caps.backend == "namespaces", caps.notes
+    summary = caps.summary()
+    assert summary["backend"] == sandbox.BACKENDS[caps.backend]
+    assert (summary["lacks"] == []) == (caps.backend == "bwrap" and caps.seccomp)
+
+
+# -- what a sandboxed process can reach ----------------------------------------------------
+
+def full_sandbox() -> sandbox.Capabilities:
+    caps = sandbox.capabilities()
+    if caps.backend == "limits":
+        pytest.skip(f"only resource limits here: {caps.notes}")
+    return caps
+
+
+def test_denied_calls_fail_with_eperm(tmp_path: Path) -> None:
+    caps = sandbox.capabilities()
+    if not caps.seccomp:
+        pytest.skip(f"no seccomp filter here: {caps.notes}")
+    folder = scratch(tmp_path)
+    (folder / "calls.py").write_text(DENIED)
+    code, out = sandbox.run_command([sys.executable, "calls.py"], folder, sandbox.Limits(), 30)
+    assert code == 0, out
+    results = dict(line.split() for line in out.splitlines())
+    assert results == {name: "EPERM" for name in results} and len(results) == 7, out
+
+
+def test_without_the_filter_the_same_calls_get_through(tmp_path: Path) -> None:
+    """The control for the test above: it can fail."""
+    caps = full_sandbox()
+    folder = scratch(tmp_path)
+    (folder / "calls.py").write_text(DENIED)
+    bare = sandbox.Capabilities(caps.backend, caps.separate_uid, caps.network_namespace,
+                                caps.mount_namespace, caps.pid_namespace, seccomp=False)
+    code, out = sandbox._run(bare, [sys.executable, "calls.py"], folder, sandbox.Limits(), 30,
+                             None)
+    assert code == 0, out
+    assert "ptrace ok" in out and "keyctl ok" in out, out
+
+
+def test_run_command_sees_only_its_scratch(tmp_path: Path) -> None:
+    full_sandbox()
+    folder = scratch(tmp_path)
+    probe = f"""
+import os, socket
+print("repo", os.path.exists({str(catalog.ROOT / 'solutions')!r}))
+print("grade", os.path.exists({str(tmp_path / 'secret.txt')!r}))
+open("mine.txt", "w").write("x")
+for path in ("/x", "/usr/x", {str(catalog.ROOT / 'PWNED-BY-SUBMISSION')!r}):
+    try:
+        open(path, "w")
+        print("wrote", path)
+    except OSError:
+        pass
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=2)
+    print("network")
+except OSError:
+    pass
+print("uid", os.getuid() != {os.getuid()})
+"""
+    (tmp_path / "secret.txt").write_text("expected values")
+    (folder / "probe.py").write_text(probe)
+    code, out = sandbox.run_command([sys.executable, "probe.py"], folder, sandbox.Limits(), 30)
+    assert code == 0, out
+    assert out.split() == ["repo", "False", "grade", "False", "uid", "True"], out
+    assert (folder / "mine.txt").read_text() == "x"
+    assert not (catalog.ROOT / "PWNED-BY-SUBMISSION").exists()
+
+
+def test_run_command_status_and_timeout(tmp_path: Path) -> None:
+    folder = scratch(tmp_path)
+    limits = sandbox.Limits()
+    assert sandbox.run_command([sys.executable, "-c", "print('hi'); raise SystemExit(3)"],
+                               folder, limits, 30) == (3, "hi\n")
+    code, _ = sandbox.run_command([sys.executable, "-c", "import os; os.kill(os.getpid(), 9)"],
+                                  folder, limits, 30)
+    assert code == -9
+    code, out = sandbox.run_command(
+        ["/bin/sh", "-c", "echo start; sleep 987654 & sleep 987654"], folder, limits, 1.0)
+    assert code < 0 and out == "start\n"
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _sleeper(p)]
+    code, out = sandbox.run_command([sys.executable, "-c", "print('y' * 200000)"], folder,
+                                    limits, 30)
+    assert code == 0 and len(out.encode()) == sandbox.OUTPUT_TAIL_BYTES
+
+
+def _sleeper(pid: str) -> bool:
+    try:
+        return b"987654" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def test_every_process_of_a_worker_is_gone_after_kill(tmp_path: Path) -> None:
+    sub = tmp_path / "radix_cache.py"
+    sub.write_text("import subprocess\n"
+                   "subprocess.Popen(['/bin/sh', '-c', 'sleep 987654 & sleep 987654'],"
+                   " start_new_session=True)\n"
+                   "class RadixCache: pass\nclass OutOfSlots(Exception): pass\n")
+    worker = sandbox.Worker(sub, "_submission_radix_cache", sandbox.Limits())
+    try:
+        assert worker.request({"op": "module_attr", "name": "OutOfSlots"}).get("ok")
+        for _ in range(200):
+            tree = sandbox._descendants(worker.proc.pid)
+            if sum(_sleeper(str(p)) for p in tree) >= 2:
+                break
+            time.sleep(0.01)
+        assert sum(_sleeper(str(p)) for p in tree) >= 2, "the tree walk misses processes"
+    finally:
+        worker.kill()
+    assert not any(sandbox._running(p) for p in tree)
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _sleeper(p)]
