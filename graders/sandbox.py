@@ -627,11 +627,20 @@ def run_command(argv: list[str], scratch: Path, limits: Limits, timeout: float,
     new_root = Path(tempfile.mkdtemp(prefix="root-", dir=_scratch_base()))
     if env is None:
         env = {"PATH": "/usr/bin:/bin", "HOME": str(scratch), "LANG": "C.UTF-8"}
+    confine = _preexec(uid, caps.mount_namespace, str(new_root), str(scratch), limits)
+    parent = os.getpid()
+
+    def preexec() -> None:
+        confine()
+        # after the uid change (which clears it): the command dies with this process
+        _libc().prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(96)
+
     with tempfile.TemporaryFile(prefix="kata-cmd-out-") as out:
         proc = subprocess.Popen(
             argv, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-            close_fds=True,
-            preexec_fn=_preexec(uid, caps.mount_namespace, str(new_root), str(scratch), limits))
+            close_fds=True, preexec_fn=preexec)
         timed_out = False
         try:
             proc.wait(timeout=timeout)

@@ -151,11 +151,26 @@ def test_the_sandbox_hides_the_grader_and_bounds_the_run(tmp_path: Path) -> None
     assert not (catalog.ROOT / "PWNED-BY-SUBMISSION").exists()
 
 
+_scores: dict[str, int] = {}
+
+
 def _bound_score(folder: Path) -> int:
-    g = grade.run("token_bucket", str(folder), rubric="your_bound_test", total_timeout=240)
-    item = next(i for i in g.items if i.item.id == "your_bound_test")
-    assert all(t.outcome in ("passed", "failed") for t in item.tests), item.tests
-    return item.score
+    """The folder's score on your_bound_test, graded isolated (once per content: the
+    honest baselines are alike)."""
+    key = "\n".join(p.read_text() for p in sorted(folder.glob("*.py")))
+    if key not in _scores:
+        g = grade.run("token_bucket", str(folder), rubric="your_bound_test", total_timeout=240)
+        item = next(i for i in g.items if i.item.id == "your_bound_test")
+        assert all(t.outcome in ("passed", "failed") for t in item.tests), item.tests
+        _scores[key] = item.score
+    return _scores[key]
+
+
+def _generic_suite_grades_folders() -> bool:
+    """Once selftest/test_hostile.py discovers folder attacks, it grades these itself."""
+    from selftest import test_hostile
+
+    return "forge_progress" in repr(getattr(test_hostile, "CASES", ""))
 
 
 @pytest.mark.xdist_group("hostile")
@@ -163,6 +178,8 @@ def _bound_score(folder: Path) -> int:
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_a_hostile_bound_test_gains_nothing(attack: str) -> None:
     assert full_sandbox(), sandbox.capabilities().notes
+    if _generic_suite_grades_folders():
+        pytest.skip("selftest/test_hostile.py grades the folder attacks")
     folder, honest = HOSTILE / attack, HOSTILE / "honest" / attack
     doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text())) or ""
     assert re.search(r"^Attack: .+", doc, re.M) and re.search(r"^Class: candidate-tests$", doc, re.M)

@@ -3,7 +3,7 @@
 Attack: a weak bound test that finds the repository, reads the reference (and the hidden test of the item) and passes exactly when the target is the reference.
 Class: candidate-tests
 Targets: your_bound_test
-Honest: the same weak bound test without the reading (0 on your_bound_test).
+Baseline (honest/): the same weak bound test without the reading (0 on your_bound_test).
 Stopped by: nothing of the repository is visible in the sandbox: only the scratch folder, the system and the interpreter with its packages.
 """
 
