@@ -46,7 +46,7 @@ def _target_file(name: str) -> Path:
 
 @pytest.mark.rubric("your_bound_test")
 @pytest.mark.parametrize("target", candidate_tests.shuffled([REFERENCE, *BOUND_BREAKERS]))
-def test_your_bound_test(target: str) -> None:
+def test_your_bound_test_on_target(target: str) -> None:
     path = bound_test_file()
     assert path.is_file(), (
         f"no bound test found at {path}: the item your_bound_test needs your completed "
