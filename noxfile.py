@@ -196,10 +196,9 @@ def list_(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The project's own suite: references pass, stubs fail cleanly, mutants are caught."""
     python = _ensure_env(session, ("dev", "hardware"))  # hardware: the recorder's CPU checks
-    harness = [f"graders/{m}.py" for m in ("catalog", "impl", "plugin", "grade", "sandbox",
-                                           "wire", "batch", "typecheck", "cli", "killmatrix",
-                                           "interview", "bundle")] + ["graders/hardware",
-                                                                      "graders/support"]
+    modules = ("catalog", "impl", "plugin", "grade", "sandbox", "wire", "batch", "typecheck",
+               "cli", "killmatrix", "interview", "bundle", "candidate_tests")
+    harness = [f"graders/{m}.py" for m in modules] + ["graders/hardware", "graders/support"]
     session.run(python, "-m", "mypy", "--strict", "solutions", "katas", *harness,
                 external=True, env=_env())
     # two workers: most of the time goes to child processes (graders, sandboxes)

@@ -18,7 +18,8 @@ from pathlib import Path
 from graders import catalog
 
 HARNESS = ["__init__.py", "catalog.py", "impl.py", "plugin.py", "cli.py", "grade.py",
-           "typecheck.py", "interview.py", "sandbox.py", "wire.py", "worker.py", "batch.py"]
+           "typecheck.py", "interview.py", "sandbox.py", "wire.py", "worker.py", "batch.py",
+           "candidate_tests.py"]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
 
 

@@ -3,17 +3,11 @@ tolerances the prompt states, and the runner for the candidate's own bound test.
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
-import tempfile
 from fractions import Fraction
 from pathlib import Path
 
-from graders import catalog, impl
-from tests.token_bucket.bound_profile import profile_for
+from graders import candidate_tests, catalog, impl
 
 TOK = 1e-6          # tokens: slack the prompt allows on balances and on the bound
 LATE = 1e-6         # seconds: how late a "wait" answer may be
@@ -102,7 +96,8 @@ def history(log: list[str], last: int = 25) -> str:
 
 
 # ----------------------------------------------------------------------------------------
-# The candidate's own bound test: where it lives, and how it is run (never in-process).
+# The candidate's own bound test: where it lives, and how it is run (never in-process;
+# under grading only in the sandbox: graders/candidate_tests.py).
 
 def bound_test_file() -> Path:
     """The bound test that goes with the implementation under test (``--impl``).
@@ -127,68 +122,14 @@ def bound_test_file() -> Path:
     return found.parent / BOUND_TEST_FILE
 
 
-class BoundRun:
-    """The outcome of one run of a bound test file."""
-
-    def __init__(self, rc: int, output: str, outcomes: dict[str, str]) -> None:
-        self.rc, self.output, self.outcomes = rc, output, outcomes
-
-    @property
-    def stub(self) -> bool:
-        return "not implemented yet" in self.output
-
-    @property
-    def passed(self) -> bool:
-        """Every collected test passed (and there was at least one)."""
-        return (self.rc == 0 and bool(self.outcomes)
-                and all(o in ("passed", "skipped") for o in self.outcomes.values())
-                and any(o == "passed" for o in self.outcomes.values()))
-
-    @property
-    def caught(self) -> bool:
-        """At least one test ran and failed (not a collection or usage error)."""
-        return self.rc == 1 and any(o == "failed" for o in self.outcomes.values())
-
-    def summary(self) -> str:
-        counts: dict[str, int] = {}
-        for o in self.outcomes.values():
-            counts[o] = counts.get(o, 0) + 1
-        got = ", ".join(f"{n} {o}" for o, n in sorted(counts.items())) or "no test ran"
-        return f"pytest exit code {self.rc}; {got}"
-
-
-def run_bound_test(test_file: Path, impl_spec: str, parent_profile: str | None) -> BoundRun:
-    """Run ``test_file`` with pytest in a subprocess against ``impl_spec``, under the parent
-    run's Hypothesis profile without shrinking (tests/token_bucket/bound_profile.py)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST_", "COV_", "HYPOTHESIS_", "KATA_"))}
-    env["PYTHONPATH"] = str(catalog.ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env["HF_HUB_OFFLINE"] = "1"
-    with tempfile.TemporaryDirectory(prefix="bound-test-") as tmp:
-        progress = Path(tmp) / "progress.jsonl"
-        cmd = [sys.executable, "-m", "pytest", str(test_file), "--impl", impl_spec,
-               "-c", str(catalog.ROOT / "pyproject.toml"), "--rootdir", str(catalog.ROOT),
-               "--import-mode=importlib", "-q", "-x", "--no-header", "--no-rubric-summary",
-               "--progress", str(progress)]
-        cmd += ["-p", "tests.token_bucket.bound_profile",
-                "--hypothesis-profile", profile_for(parent_profile)]
-        try:
-            done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
-                                  timeout=BOUND_TEST_TIMEOUT_S, check=False)
-            rc, output = done.returncode, done.stdout + done.stderr
-        except subprocess.TimeoutExpired as exc:
-            text = exc.stdout if isinstance(exc.stdout, str) else ""
-            rc, output = -1, f"timed out after {BOUND_TEST_TIMEOUT_S} s\n{text}"
-        outcomes: dict[str, str] = {}
-        if progress.is_file():
-            for line in progress.read_text(encoding="utf-8").splitlines():
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if event.get("event") == "result":
-                    outcomes[str(event.get("nodeid"))] = str(event.get("outcome"))
-    return BoundRun(rc, output, outcomes)
+def run_bound_test(test_file: Path, target: Path, parent_profile: str | None) -> candidate_tests.Run:
+    """Run the candidate's ``test_file`` against the bucket in ``target`` (a file), handed
+    over as the neutral module that ``kata_impl("token_bucket")`` returns there, under the
+    parent run's Hypothesis profile without shrinking. In the sandbox, except in practice."""
+    return candidate_tests.run(
+        "token_bucket", test_file, target, profile=candidate_tests.profile_for(parent_profile),
+        sandboxed=candidate_tests.needs_sandbox(parent_profile, impl.isolated()),
+        timeout=BOUND_TEST_TIMEOUT_S)
 
 
 def tail(text: str, chars: int = 2500) -> str:

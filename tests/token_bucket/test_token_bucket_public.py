@@ -235,13 +235,14 @@ def test_bad_calls_raise_and_change_nothing():
 
 @pytest.mark.rubric("your_bound_test")
 def test_your_bound_test_fails_on_a_broken_bucket(request):
-    """Runs your test file in a subprocess against a bucket that refunds generated tokens."""
+    """Runs your test file in a separate process against a bucket that refunds generated
+    tokens (handed to it as the module kata_impl("token_bucket") returns)."""
     path = bound_test_file()
     assert path.is_file(), f"your bound test {path} is missing"
-    broken = str(Path(__file__).with_name("broken_refund_used.py"))
+    broken = Path(__file__).with_name("broken_refund_used.py")
     run = run_bound_test(path, broken, request.config.getoption("hypothesis_profile", None))
     if run.stub:
-        raise NotImplementedError(f"{path} is still the stub: write your property test")
+        raise NotImplementedError(f"{path} still raises NotImplementedError: write your property test")
     assert run.caught, (
         f"{path} must fail against tests/token_bucket/broken_refund_used.py, a bucket that "
         f"refunds the generated tokens too, but no test failed ({run.summary()}; a collection "

@@ -1,62 +1,69 @@
 """Hidden grading of the candidate's own bound test (rubric item your_bound_test).
 
 The candidate's test file is the one beside the implementation under test (see
-tests.token_bucket.helpers.bound_test_file). It is candidate code, so it never runs in this
-process: each target below runs it with pytest in a subprocess, under the grade profile
-without shrinking (tests/token_bucket/bound_profile.py). It must pass against the reference
-and fail against every mutant that breaks the bound; the item scores only if all of these
-tests pass.
+tests.token_bucket.helpers.bound_test_file). It is candidate code: each target below runs
+it in the sandbox (graders/candidate_tests.py), in a fresh scratch folder, with the target
+handed over as the same neutral module whatever it is, under the grade profile without
+shrinking. The targets come in an order drawn afresh in every test process, so only the
+bucket's behaviour tells the file which one it has. The file must pass against the
+reference and fail against every variant that breaks the bound; the item scores only if
+all of these tests pass. Only the run's exit status counts.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from graders import catalog
-from tests.token_bucket.helpers import BoundRun, bound_test_file, run_bound_test, tail
+from graders import candidate_tests, impl
+from tests.token_bucket.helpers import bound_test_file, run_bound_test, tail
 
-# The mutants that break the prompt's bound (each named in the prompt's list of ways).
-BOUND_BREAKERS = [
-    "refund_twice",
-    "refund_above_capacity",
-    "reserve_prompt_only",
-    "backwards_clock_mints",
-    "fraction_carry_overflow",
-]
+REFERENCE = "reference"
+# The mutants that break the prompt's bound, each with the way the prompt names it.
+BOUND_BREAKERS = {
+    "refund_twice": "a second finish of the same id refunds again instead of raising",
+    "refund_above_capacity": "a refund can lift the balance past capacity",
+    "reserve_prompt_only": "admission reserves the prompt only, not prompt + max_new",
+    "backwards_clock_mints": "a call with an earlier now mints tokens",
+    "fraction_carry_overflow": "the balance creeps above capacity over many small "
+                               "refills while full",
+}
 PROFILE = "grade"      # always: the item is graded the same however the suite runs
 
 
-def _run(target: str) -> tuple[BoundRun, str]:
+def _target_file(name: str) -> Path:
+    """The file holding target ``name``: the one place that maps a target to a file.
+
+    When mutants become patches (graders/mutant.py), a mutant is built here, e.g.
+    ``mutant.materialise("token_bucket", name, <a folder of this process>)``.
+    """
+    if name == REFERENCE:
+        return impl.submission_file("token_bucket", "solutions")
+    from graders import catalog
+    return catalog.MUTANTS_DIR / "token_bucket" / f"{name}.py"
+
+
+@pytest.mark.rubric("your_bound_test")
+@pytest.mark.parametrize("target", candidate_tests.shuffled([REFERENCE, *BOUND_BREAKERS]))
+def test_your_bound_test_on_target(target: str) -> None:
     path = bound_test_file()
     assert path.is_file(), (
         f"no bound test found at {path}: the item your_bound_test needs your completed "
         f"{path.name} beside the implementation")
-    run = run_bound_test(path, target, PROFILE)
+    # PROFILE is "grade" for the sandbox whatever the suite runs under: pass it as the parent
+    run = run_bound_test(path, _target_file(target), PROFILE)
     if run.stub:
-        raise NotImplementedError(f"{path} is still the stub: write your property test")
-    return run, str(path)
-
-
-@pytest.mark.rubric("your_bound_test")
-def test_your_bound_test_passes_on_the_reference():
-    run, path = _run("solutions")
-    assert run.passed, (
-        f"{path} must pass against a correct bucket (the reference), but it did not "
-        f"({run.summary()}). A test that fails on a correct bucket is too strict: check your "
-        f"tolerances (1e-6 tokens) and anything you assume beyond the prompt.\n{tail(run.output)}")
-
-
-@pytest.mark.rubric("your_bound_test")
-@pytest.mark.parametrize("mutant", BOUND_BREAKERS)
-def test_your_bound_test_fails_on_a_bound_breaking_bucket(mutant):
-    target = catalog.MUTANTS_DIR / "token_bucket" / f"{mutant}.py"
-    run, path = _run(str(target))
-    assert run.caught, (
-        f"{path} must fail against a bucket that breaks the bound (one where "
-        f"{_bug_of(target)}), but no test failed ({run.summary()}; a collection or usage "
-        f"error does not count).\n{tail(run.output)}")
-
-
-def _bug_of(path) -> str:
-    first = path.read_text(encoding="utf-8").split('"""')[1].strip().splitlines()[0]
-    return first[0].lower() + first[1:].rstrip(".")
+        raise NotImplementedError(f"{path} still raises NotImplementedError: write your "
+                                  "property test")
+    if target == REFERENCE:
+        assert run.passed, (
+            f"{path} must pass against a correct bucket (the reference), but it did not "
+            f"({run.summary()}). A test that fails on a correct bucket is too strict: check "
+            f"your tolerances (1e-6 tokens) and anything you assume beyond the prompt."
+            f"\n{tail(run.output)}")
+    else:
+        assert run.caught, (
+            f"{path} must fail against a bucket that breaks the bound (one where "
+            f"{BOUND_BREAKERS[target]}), but no test failed ({run.summary()}; a collection "
+            f"or usage error does not count).\n{tail(run.output)}")
