@@ -515,7 +515,9 @@ def _worker_env(scratch: Path) -> dict[str, str]:
 
 def _run(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, timeout: float,
          env: dict[str, str] | None) -> tuple[int, str]:
-    uid = _sandbox_uid() if os.geteuid() == 0 and caps.separate_uid else None
+    # a uid of its own, never a worker's: the command can neither signal this process's
+    # submission worker nor be swept with it (the root fallback sweeps by uid)
+    uid = _sandbox_uid() + 100000 if os.geteuid() == 0 and caps.separate_uid else None
     if uid is not None:
         _chown_tree(scratch, uid)
     with tempfile.TemporaryFile() as out:
@@ -1065,80 +1067,3 @@ class RemoteModule:
                 f"katas/{session.kata}/__init__.py declares") from None
         cache[(session.generation, name)] = value
         return value
-
-
-# temporary: replaced by the bubblewrap version
-# ----------------------------------------------------------------------------------------
-# One command in the sandbox (candidate-written tests): the same protections as a worker,
-# under a uid of its own (never the worker's, so the command can neither signal the
-# submission's worker nor be swept with it).
-
-COMMAND_OUTPUT_BYTES = 64 << 10
-
-
-def _command_uid() -> int:
-    return _sandbox_uid() + 100000
-
-
-def run_command(argv: list[str], scratch: Path, limits: Limits, timeout: float,
-                env: dict[str, str] | None = None) -> tuple[int, str]:
-    """Run ``argv`` with cwd ``scratch`` inside the sandbox and wait at most ``timeout`` s.
-
-    Where this process is root: a private mount and network namespace, a private root
-    showing only the system, the interpreter and its packages, ``scratch`` (the only
-    writable path) and a private /tmp, and a uid of its own (the scratch folder is handed
-    to it). Always: a new session, the resource limits of ``limits``, no inherited
-    descriptor but stdin (/dev/null), stdout and stderr (one file outside the sandbox).
-    On time-out the whole process group is killed (and every process of the uid).
-
-    Returns (returncode, the last 64 KiB of the combined output); the returncode is
-    negative for a signal, as with subprocess. ``scratch`` is left in place (the caller
-    owns it)."""
-    if not scratch.is_dir():
-        raise ValueError(f"run_command: scratch folder {scratch} does not exist")
-    caps = capabilities()
-    uid = _command_uid() if caps.separate_uid else None
-    if uid is not None:
-        for dirpath, _, files in os.walk(scratch):
-            os.chown(dirpath, uid, uid)
-            for f in files:
-                os.chown(os.path.join(dirpath, f), uid, uid)
-    new_root = Path(tempfile.mkdtemp(prefix="root-", dir=_scratch_base()))
-    if env is None:
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(scratch), "LANG": "C.UTF-8"}
-    confine = _preexec(uid, caps.mount_namespace, str(new_root), str(scratch), limits)
-    parent = os.getpid()
-
-    def preexec() -> None:
-        confine()
-        # after the uid change (which clears it): the command dies with this process
-        _libc().prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-        if os.getppid() != parent:
-            os._exit(96)
-
-    with tempfile.TemporaryFile(prefix="kata-cmd-out-") as out:
-        proc = subprocess.Popen(
-            argv, cwd=scratch, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-            close_fds=True, preexec_fn=preexec)
-        timed_out = False
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            try:  # the group: what it left running, or all of it on time-out
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            if uid is not None:
-                _sweep(uid)
-            shutil.rmtree(new_root, ignore_errors=True)
-        size = out.seek(0, os.SEEK_END)
-        out.seek(max(0, size - COMMAND_OUTPUT_BYTES))
-        tail = out.read().decode("utf-8", "replace")
-    if timed_out:
-        tail += f"\n[run_command: no exit within {timeout:g} s: killed]"
-    return proc.returncode, tail
