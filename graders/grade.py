@@ -38,7 +38,7 @@ from graders.impl import SubmissionError, resolve_submission
 PER_TEST_TIMEOUT_S = 60.0
 GRACE_S = 15.0
 COLLECT_S = 120.0
-TRUSTED_MEMORY_BYTES = 8 << 30   # address space of the trusted pytest (see README: measured)
+TRUSTED_MEMORY_BYTES = 4 << 30   # data memory (RLIMIT_DATA) of the trusted pytest
 MESSAGE_CHARS = 2000
 
 
@@ -244,11 +244,15 @@ def _fail(res: TestResult, message: str, done: set[str]) -> None:
 
 
 def _limit_memory(pid: int) -> None:
-    """Cap the trusted pytest's address space (set as it starts, long before any reply
+    """Cap the trusted pytest's data memory (set as it starts, long before any reply
     arrives), so a reply that gets past the wire's budgets still cannot take the grading
-    machine's memory: past the cap an allocation fails inside that one test."""
+    machine's memory: past the cap an allocation fails inside that one test. RLIMIT_DATA,
+    not RLIMIT_AS: it counts what the process writes to (heap, anonymous maps), not the
+    address space torch and CUDA reserve without using (torch's import alone maps about
+    0.9 GB of address space on a CPU build, and CUDA reserves far more)."""
     try:
-        resource.prlimit(pid, resource.RLIMIT_AS, (TRUSTED_MEMORY_BYTES, TRUSTED_MEMORY_BYTES))
+        resource.prlimit(pid, resource.RLIMIT_DATA,
+                         (TRUSTED_MEMORY_BYTES, TRUSTED_MEMORY_BYTES))
     except (ProcessLookupError, PermissionError, ValueError, OSError):
         pass  # it has already ended, or a lower hard limit is already in place
 
@@ -468,7 +472,9 @@ def _score(grade: Grade) -> None:
 
 # -- reports ---------------------------------------------------------------------------
 
-def table(grade: Grade) -> str:
+def table(grade: Grade, candidate: bool = False) -> str:
+    """The terminal table. ``candidate``: the version safe to show a candidate, in which
+    a failed item names only its first failing public test (never a hidden one)."""
     kata = grade.kata
     seed = "derandomized" if grade.seed is None else str(grade.seed)
     lines = [f"{kata.title} ({kata.name})",
@@ -479,11 +485,15 @@ def table(grade: Grade) -> str:
         passed = sum(t.outcome == "passed" for t in r.tests)
         first = ""
         if r.status == "failed":
-            bad = next(t for t in r.tests if t.outcome in ("failed", "not run"))
-            msg = " ".join(_headline(bad.message).split())[:90]
-            first = f"{bad.nodeid.split('::')[-1]}: {msg}"
+            bad = next((t for t in r.tests if t.outcome in ("failed", "not run")
+                        and (not candidate or t.visibility != "hidden")), None)
+            if bad is None:
+                first = "failed by hidden tests"
+            else:
+                msg = " ".join(_headline(bad.message).split())[:90]
+                first = f"{bad.nodeid.split('::')[-1]}: {msg}"
         elif r.status in ("skipped", "no tests"):
-            first = " ".join(r.message.split())[:70]
+            first = " ".join((_candidate_message(r) if candidate else r.message).split())[:70]
         lines.append(f"  {r.item.id:<26}{r.score:>4}/{r.item.points:<3}  {r.status.upper():<8} "
                      f"{passed:>3}/{len(r.tests):<3}  {first}")
     for item in kata.rubric:
@@ -511,27 +521,62 @@ def _headline(message: str) -> str:
     return message.strip().splitlines()[0] if message.strip() else ""
 
 
-def results_json(grade: Grade) -> dict[str, Any]:
+HIDDEN_VISIBILITIES = ("hidden", "after_published")
+
+
+def _candidate_message(r: ItemResult) -> str:
+    """What a candidate may read about one rubric item: pass or fail, and the failures of
+    public tests only. A hidden test's name, path, source or message never appears."""
+    public = [t for t in r.tests if t.visibility != "hidden"]
+    failed = [t for t in public if t.outcome in ("failed", "not run")]
+    hidden_failed = any(t.outcome in ("failed", "not run") for t in r.tests
+                        if t.visibility == "hidden")
+    if r.status == "passed":
+        return f"{len(r.tests)} tests passed"
+    if r.status == "no tests":
+        return r.message
+    if r.status == "skipped":
+        return "skipped: no data to grade it on this machine"
+    lines = []
+    if failed:
+        first = failed[0]
+        lines.append(f"{len(failed)} of {len(public)} public tests failed; first: {first.nodeid}\n"
+                     + first.message[:MESSAGE_CHARS])
+    if hidden_failed:
+        lines.append("hidden tests failed (their detail is not shown)")
+    return "\n".join(lines)
+
+
+def results_json(grade: Grade, hidden_visibility: str = "hidden") -> dict[str, Any]:
     """The Gradescope autograder schema: one entry per rubric item (carrying the points),
-    then one per test (no points; hidden tests hidden from students)."""
+    then one per test (no points).
+
+    Safe to show a candidate as it is: every entry with visibility "visible" (and the
+    top-level "output") carries only the rubric item, its points, pass or fail, and the
+    failures of public tests. Hidden tests' names, paths, sources and messages appear only
+    in their own entries, with ``hidden_visibility`` ("hidden", or "after_published" for
+    teams that show them once grades are published)."""
+    if hidden_visibility not in HIDDEN_VISIBILITIES:
+        raise ValueError(f"hidden_visibility must be one of {HIDDEN_VISIBILITIES}")
     tests: list[dict[str, Any]] = []
     for n, r in enumerate(grade.items, 1):
         tests.append({"name": f"rubric: {r.item.id}", "number": str(n), "score": r.score,
                       "max_score": r.item.points if r.status != "skipped" else 0,
                       "status": "passed" if r.status in ("passed", "skipped") else "failed",
-                      "output": f"{r.item.description}\n{r.message}",
+                      "output": f"{r.item.description}\n{_candidate_message(r)}",
                       "visibility": "visible", "tags": ["rubric", r.item.id]})
     for t in grade.tests:
+        hidden = t.visibility == "hidden"
         tests.append({"name": t.nodeid, "score": 0, "max_score": 0,
                       "status": "passed" if t.outcome in ("passed", "skipped") else "failed",
                       "output": t.message[:MESSAGE_CHARS],
-                      "visibility": "hidden" if t.visibility == "hidden" else "visible",
+                      "visibility": hidden_visibility if hidden else "visible",
                       "tags": [t.rubric, t.visibility, t.outcome]})
     return {
         "score": grade.score,
         "max_score": grade.max_score,
         "execution_time": round(grade.seconds, 2),
-        "output": table(grade),
+        "output": table(grade, candidate=True),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -580,10 +625,13 @@ def junit_xml(grade: Grade) -> ET.ElementTree[ET.Element]:
     return ET.ElementTree(root)
 
 
-def write_reports(grade: Grade, out: Path) -> None:
+def write_reports(grade: Grade, out: Path, hidden_visibility: str = "hidden") -> None:
+    """results.json (safe to show a candidate) and junit.xml (full detail, for the
+    hiring team only) in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
+    data = results_json(grade, hidden_visibility)
     tmp = out / "results.json.tmp"
-    tmp.write_text(json.dumps(results_json(grade), indent=2) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     tmp.replace(out / "results.json")
     junit_xml(grade).write(out / "junit.xml", encoding="utf-8", xml_declaration=True)
 
@@ -610,6 +658,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="a folder of submissions: grade N at a time")
     parser.add_argument("--shard", default=None, metavar="I/K",
                         help="a folder of submissions: grade only shard I of K")
+    parser.add_argument("--hidden-visibility", default="hidden", choices=HIDDEN_VISIBILITIES,
+                        help="results.json visibility of the hidden tests' own entries "
+                             "(default hidden; after_published shows them to a candidate "
+                             "once grades are published)")
     args = parser.parse_args(argv)
     from graders import batch
 
@@ -622,9 +674,14 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         out = args.out or Path("grade-out")
         print(f"grading every submission in {args.impl} ({args.jobs} at a time)")
-        rows = batch.grade_folder(args.kata, Path(args.impl), out, args.jobs, shard,
-                                  seed=args.seed, per_test_timeout=args.timeout,
-                                  isolate=not args.in_process)
+        try:
+            rows = batch.grade_folder(args.kata, Path(args.impl), out, args.jobs, shard,
+                                      seed=args.seed, per_test_timeout=args.timeout,
+                                      isolate=not args.in_process,
+                                      hidden_visibility=args.hidden_visibility)
+        except batch.BatchError as exc:
+            print(f"grade: {exc}", file=sys.stderr)
+            return 2
         print(f"\n  {len(rows)} submissions; summary: {out / 'summary.csv'}")
         return 0
     try:
@@ -635,7 +692,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(table(grade))
     if args.out:
-        write_reports(grade, args.out)
+        write_reports(grade, args.out, args.hidden_visibility)
         print(f"\n  reports: {args.out / 'results.json'}, {args.out / 'junit.xml'}")
     if args.fail_under is not None and grade.score < args.fail_under:
         return 1

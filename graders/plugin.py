@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import IO, Any
@@ -117,9 +118,26 @@ def pytest_configure(config: pytest.Config) -> None:
         except OSError as exc:
             raise pytest.UsageError(f"--progress-fd {fd}: not an open descriptor ({exc})") from None
     _State.progress_fd = fd
+    if fd is not None:
+        _not_dumpable()
     _State.results = {}
     _State.pending = {}
     _State.items = []
+
+
+def _not_dumpable() -> None:
+    """Where the worker shares this process's uid (the sandbox's fallback without root),
+    it could otherwise reopen the progress pipe through /proc/<this pid>/fd. A process
+    that is not dumpable has its /proc entries owned by root and closed to ptrace-style
+    access from its own uid."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+    import ctypes.util
+
+    pr_set_dumpable = 4
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.prctl(pr_set_dumpable, 0, 0, 0, 0)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

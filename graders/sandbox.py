@@ -38,7 +38,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 from graders import catalog, wire
 
@@ -327,19 +327,28 @@ class Worker:
         cap = getattr(self.limits, "reply_bytes", wire.REPLY_BYTES)
         try:
             reply = wire.recv_reply(self.replies.fileno(), cap, self.limits.call_seconds)
-        except TimeoutError:
-            self.kill()
-            self.dead = (f"the call did not return within {self.limits.call_seconds:.0f} s "
-                         "(an infinite loop, or sleeping past the limit): the worker was killed")
-            raise SubmissionError(self.dead) from None
-        except (wire.WireError, ValueError, UnicodeDecodeError, OSError) as exc:
-            self.kill()
-            self.dead = f"the worker sent an invalid reply: {exc}"
-            raise SubmissionError(self.dead) from None
+        except BaseException as exc:
+            if not isinstance(exc, (TimeoutError, wire.WireError, ValueError, OSError)):
+                # interrupted while the worker still computes (the test's own timeout
+                # fired): its late reply would answer the next request, so it goes
+                self.kill()
+                self.dead = "a call was interrupted before its reply; the worker was killed"
+                raise
+            self._failed_reply(exc)
         if reply is None:
             self._died()
         assert reply is not None
         return reply
+
+    def _failed_reply(self, exc: BaseException) -> NoReturn:
+        if isinstance(exc, TimeoutError):
+            self.kill()
+            self.dead = (f"the call did not return within {self.limits.call_seconds:.0f} s "
+                         "(an infinite loop, or sleeping past the limit): the worker was killed")
+            raise SubmissionError(self.dead) from None
+        self.kill()
+        self.dead = f"the worker sent an invalid reply: {exc}"
+        raise SubmissionError(self.dead) from None
 
     def _died(self) -> None:
         try:

@@ -40,6 +40,7 @@ REPLY_BYTES = 4 * 1024 * 1024      # the default cap on one reply from a worker
 REPLY_SECONDS = 5.0                # a reply must arrive in full this soon after it starts
 MAX_DEPTH = 64
 MAX_ELEMENTS = 1 << 20             # values (list items, dict entries, ...) in one reply
+MAX_CONTAINERS = 1 << 18           # JSON arrays and objects in one reply, counted before parsing
 NUMPY_DTYPES = frozenset(
     ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
      "float16", "float32", "float64"])
@@ -100,6 +101,10 @@ def recv_reply(fd: int, cap: int, first_byte_s: float,
     body = _read_fd(fd, size, time.monotonic() + rest_s, started=True)
     if body is None:
         return None
+    # Every JSON array or object costs the parser far more memory than its bytes: count
+    # them (brackets inside strings count too, so this only errs towards refusing).
+    if body.count(b"[") + body.count(b"{") > MAX_CONTAINERS:
+        raise WireError(f"a reply holding more than {MAX_CONTAINERS} lists and dicts")
     try:
         message = json.loads(body.decode("utf-8"))
     except RecursionError:
