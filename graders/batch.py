@@ -116,12 +116,14 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 def grade_folder(kata_name: str, folder: Path, out: Path, jobs: int,
                  shard: tuple[int, int] | None = None, seed: int | None = None,
                  per_test_timeout: float = grade.PER_TEST_TIMEOUT_S,
-                 isolate: bool = True,
-                 hidden_visibility: str = "hidden") -> list[dict[str, str]]:
+                 isolate: bool = True, hidden_visibility: str = "hidden",
+                 rubric: str | None = None) -> list[dict[str, str]]:
     """Grade every entry (of one shard); raises BatchError, before grading, for names
     that ``check_names`` refuses. summary.csv is written even if grading stops early."""
     kata = catalog.load(kata_name)
     check_names(folder, out)
+    max_score = kata.max_score if not rubric else sum(
+        i.points for i in kata.tested_items if i.id in rubric.split(","))
     subs = entries(folder, shard)
     out.mkdir(parents=True, exist_ok=True)
     rows: dict[str, dict[str, str]] = {}
@@ -131,14 +133,14 @@ def grade_folder(kata_name: str, folder: Path, out: Path, jobs: int,
         row = {"submission": path.name}
         try:
             g = grade.run(kata_name, str(path), seed=seed, per_test_timeout=per_test_timeout,
-                          isolate=isolate)
+                          isolate=isolate, rubric=rubric)
             grade.write_reports(g, out / path.name, hidden_visibility)
             row.update(score=str(g.score), max_score=str(g.max_score),
                        restarts=str(g.restarts), errors="")
             for r in g.items:
                 row[RUBRIC_PREFIX + r.item.id] = str(r.score)
         except Exception as exc:  # noqa: BLE001 - one broken entry must not stop the batch
-            row.update(score="0", max_score=str(kata.max_score), restarts="0",
+            row.update(score="0", max_score=str(max_score), restarts="0",
                        errors=f"{type(exc).__name__}: {exc}"[:500])
         row["seconds"] = f"{time.monotonic() - start:.1f}"
         rows[path.name] = row
@@ -153,7 +155,7 @@ def grade_folder(kata_name: str, folder: Path, out: Path, jobs: int,
     finally:
         for path in subs:  # entries never reached still get a row that says so
             rows.setdefault(path.name, {"submission": path.name, "score": "0",
-                                        "max_score": str(kata.max_score), "restarts": "0",
+                                        "max_score": str(max_score), "restarts": "0",
                                         "seconds": "0.0", "errors": "not graded: the batch stopped"})
         write_summary(kata, list(rows.values()), out / "summary.csv")
     return [rows[p.name] for p in subs]

@@ -170,21 +170,20 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
             if exitfirst:
                 cmd += ["-x"]
             channel = Channel(read_fd, by_id if attempt > 1 else None, done)
+            open_fds = [read_fd, write_fd]
             try:
                 with open(log_path, "ab") as out:
                     child = subprocess.Popen(cmd, cwd=catalog.ROOT, env=_child_env(),
                                              stdout=out, stderr=subprocess.STDOUT,
                                              stdin=subprocess.DEVNULL, start_new_session=True,
                                              pass_fds=(write_fd,))
-                    os.close(write_fd)
+                    open_fds.remove(write_fd)  # before closing: another thread of a batch
+                    os.close(write_fd)         # may be handed this number right after
                     _limit_memory(child.pid)
                     killed_why = _watch(child, channel, per_test_timeout + grace, deadline)
             finally:
-                for fd in (read_fd, write_fd):
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
+                for fd in open_fds:  # each closed exactly once
+                    os.close(fd)
             if attempt == 1:
                 if channel.collected is None:
                     tail = log_path.read_text(errors="replace")[-3000:]
@@ -678,7 +677,8 @@ def main(argv: list[str] | None = None) -> int:
             rows = batch.grade_folder(args.kata, Path(args.impl), out, args.jobs, shard,
                                       seed=args.seed, per_test_timeout=args.timeout,
                                       isolate=not args.in_process,
-                                      hidden_visibility=args.hidden_visibility)
+                                      hidden_visibility=args.hidden_visibility,
+                                      rubric=args.rubric)
         except batch.BatchError as exc:
             print(f"grade: {exc}", file=sys.stderr)
             return 2
