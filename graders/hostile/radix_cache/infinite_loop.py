@@ -1,6 +1,8 @@
 """Never returns from a call.
 
-Honest: 0
+Attack: Never returns from a call.
+Class: sandbox
+Targets: prefix_match
 Stopped by: the per-call wall-clock limit: the worker is killed, the test fails.
 """
 
