@@ -146,7 +146,7 @@ def grade_one(kata: str, path: Path, targets: str | None, hidden: bool) -> grade
 def grade_batch(kata: str, path: Path, out: Path, targets: str | None) -> Any:
     try:
         batch.grade_folder(kata, path, out, jobs=2, per_test_timeout=PER_TEST_S,
-                           rubric=targets)
+                           rubric=targets, include_hidden=False)
     except batch.BatchError as exc:
         return exc
     scores = {}
@@ -253,6 +253,9 @@ def _check_visibility(name: str, g: grade.Grade, tmp: Path) -> None:
     secrets = {"graders/hidden"} | {t.nodeid.split("::")[-1] for t in hidden}
     for t in hidden:
         secrets.update(x.strip() for x in t.message.splitlines() if len(x.strip()) > 25)
+    public = "\n".join(t.message for t in g.tests if t.visibility != "hidden")
+    secrets = {s for s in secrets if s not in public}  # harness lines both kinds share
+    assert secrets, f"{name}: the check needs a failed hidden test"
     visible = [json.dumps(t) for t in data["tests"] if t["visibility"] == "visible"]
     for text in visible + [data["output"]]:
         leaked = [s for s in secrets if s in text]

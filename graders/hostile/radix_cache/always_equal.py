@@ -2,7 +2,7 @@
 
 Attack: Returns objects whose __eq__ is always true (and that claim to be ints and dicts).
 Class: evidence
-Targets: prefix_match
+Targets: edge_split
 Stopped by: only plain data crosses the pipe; anything else arrives as an opaque handle,
 which equals nothing but itself.
 """

@@ -3,7 +3,7 @@ side's stack while it parses or decodes them.
 
 Attack: Returns lists nested 100 and 100,000 levels deep.
 Class: replies
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the JSON parser's recursion guard and the decoder's depth budget (64): an
 invalid reply, the worker killed, the test failed.
 """

@@ -2,7 +2,7 @@
 
 Attack: Recurses through C calls after lifting the recursion limit, overflowing the C stack.
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the worker dies of SIGSEGV; the test fails; a fresh worker serves the next.
 """
 import sys

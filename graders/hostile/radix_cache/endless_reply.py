@@ -3,7 +3,7 @@ reply pipe, a few bytes of it, then sleeps.
 
 Attack: Writes the start of a reply frame on its reply pipe and never completes it, so a reader waiting for the rest hangs.
 Class: replies
-Targets: prefix_match
+Targets: edge_split
 Stopped by: a reply must arrive in full within a few seconds of its first byte (and the
 call within its wall-clock limit): the worker is killed and the test fails.
 """

@@ -2,7 +2,7 @@
 
 Attack: Calls os._exit(0) in the middle of a test, hoping the run ends "successfully".
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: only the trusted process writes results; the worker's death fails the test it
 was serving and a fresh worker serves the next.
 """

@@ -2,7 +2,7 @@
 
 Attack: Floods its output: hundreds of megabytes to stdout and stderr.
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the worker's output goes to a file capped by RLIMIT_FSIZE; reports keep a
 truncated tail.
 """

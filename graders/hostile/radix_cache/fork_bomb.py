@@ -2,7 +2,7 @@
 
 Attack: A fork bomb.
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: RLIMIT_NPROC under the worker's own uid, the per-call wall-clock limit, and a
 sweep that kills every process of that uid when the worker ends.
 """

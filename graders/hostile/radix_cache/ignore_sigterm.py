@@ -2,7 +2,7 @@
 
 Attack: Ignores SIGTERM, SIGINT and SIGALRM, then spins.
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the worker is killed with SIGKILL, which cannot be ignored.
 """
 import signal

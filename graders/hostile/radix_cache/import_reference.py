@@ -2,7 +2,7 @@
 
 Attack: Imports the reference module by putting the repository on sys.path.
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the worker's import path lacks the repository, and its private root does not
 contain it.
 """

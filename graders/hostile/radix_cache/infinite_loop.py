@@ -2,7 +2,7 @@
 
 Attack: Never returns from a call.
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the per-call wall-clock limit: the worker is killed, the test fails.
 """
 

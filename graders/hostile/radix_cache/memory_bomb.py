@@ -2,7 +2,7 @@
 
 Attack: Allocates memory without bound.
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: RLIMIT_AS (4 GiB): the allocation fails inside the worker.
 """
 

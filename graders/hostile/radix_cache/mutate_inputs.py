@@ -2,7 +2,7 @@
 
 Attack: Clears the lists it is handed, hoping to corrupt the test's own model of the truth.
 Class: evidence
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the worker gets copies; the test's lists never leave the trusted process.
 """
 

@@ -3,7 +3,7 @@ one on a port between 47600 and 47649) and to any local address it can find.
 
 Attack: Opens network connections: to a listener on the loopback interface (the test starts one on a port between 47600 and 47649) and to any local address it can find.
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the worker's private network namespace: its own loopback holds nothing of
 the host's, and no other interface exists.
 """

@@ -3,7 +3,7 @@ trusted test process's memory.
 
 Attack: Returns a 64 MiB string from every call so the trusted side must read and parse it.
 Class: replies
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the reply cap (4 MiB unless kata.toml says otherwise) checked on the reply's
 length prefix, before any of it is read: the worker is killed and the test fails.
 """

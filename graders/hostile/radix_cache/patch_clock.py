@@ -2,7 +2,7 @@
 
 Attack: Patches the clock and the test helpers it can reach (time, pytest, hypothesis).
 Class: evidence
-Targets: prefix_match
+Targets: edge_split
 Stopped by: patches apply inside the worker only; the tests, the timers and the grader run
 in other processes.
 """

@@ -2,7 +2,7 @@
 
 Attack: Reads the hidden tests from disk to learn the expected answers.
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the worker's private root holds no repository; nothing to read.
 """
 import glob

@@ -2,7 +2,7 @@
 
 Attack: Searches the disk for the reference solution and runs it in place of its own code.
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the worker's private root (a chroot) holds the system's libraries, the
 interpreter and its scratch folder, not the repository.
 """

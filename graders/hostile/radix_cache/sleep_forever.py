@@ -2,7 +2,7 @@
 
 Attack: Sleeps past every timeout (a sleep uses no CPU, so CPU limits do not see it).
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the per-call wall-clock limit.
 """
 import time

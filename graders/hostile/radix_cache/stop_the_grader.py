@@ -3,7 +3,7 @@ or gives up on the tests still to run.
 
 Attack: Sends SIGSTOP to its parent (the trusted pytest) and to its parent's process group.
 Class: progress
-Targets: prefix_match
+Targets: edge_split
 Stopped by: under the full sandbox the worker's own uid may not signal the grader; without
 it, the driver sees no result within the test's bound, kills the stopped pytest, fails
 that one test and resumes the rest in a fresh one.

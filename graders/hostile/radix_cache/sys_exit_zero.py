@@ -2,7 +2,7 @@
 
 Attack: Raises SystemExit(0) from the API, hoping the test runner stops with success.
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the worker turns the exit into an error reply; the test fails.
 """
 import sys

@@ -3,7 +3,7 @@ reference's classes.
 
 Attack: Walks the call stack and the garbage collector for the test's expected values or the reference's classes.
 Class: sandbox
-Targets: prefix_match
+Targets: edge_split
 Stopped by: the worker is another process: its stack and heap hold only its own objects.
 """
 import gc

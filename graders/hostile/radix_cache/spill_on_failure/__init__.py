@@ -4,7 +4,7 @@ points in other tests.
 
 Attack: Hangs past the test's time bound on one ruled-out input and raises the wrong error on another, so that a worker shared between tests would answer later tests late or not at all.
 Class: isolation-spill
-Targets: atomic_failure,dedup,prefix_match
+Targets: atomic_failure,dedup
 Stopped by: every test that used the worker gets a fresh one, and a call interrupted
 before its reply retires its worker: only the item of the failing tests is lost, the same
 isolated as in-process (selftest/test_harness.py checks the two agree).
