@@ -5,9 +5,18 @@
 
 Each entry of DIR (a ``.py`` file, or a folder holding ``__init__.py``, ``NAME.py`` or
 ``NAME/__init__.py``) is one submission. Each gets ``OUT/<entry>/results.json`` and
-``junit.xml``; ``OUT/summary.csv`` has one row per submission: its score, the score of each
-rubric item, the time, and errors. ``--shard I/K`` grades only the entries whose position
-in the sorted list is I modulo K, so K machines can split a folder between them.
+``junit.xml``, in a folder named by the entry's whole name (``alice.py`` and ``alice/`` get
+two folders); ``OUT/summary.csv`` has one row per submission: its score, the score of each
+rubric item (columns ``rubric.<item>``, so no item can clash with a fixed column), the time,
+and errors. It is written even when grading stops early. ``--shard I/K`` grades only the
+entries whose position in the sorted list is I modulo K, so K machines can split a folder
+between them.
+
+Before anything is graded, the batch refuses (with a message naming them) entries whose
+names would be ambiguous or unsafe as report folders: two names equal after Unicode
+normalisation and case folding, a name the batch writes itself (``summary.csv``), a name
+with control characters or bytes that are not UTF-8, a name a spreadsheet would run as a
+formula; and an output folder inside the submissions folder.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import csv
 import io
 import sys
 import time
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,6 +33,12 @@ from graders import catalog, grade
 
 FIXED = ["submission", "score", "max_score"]
 TAIL = ["seconds", "restarts", "errors"]
+RUBRIC_PREFIX = "rubric."
+OUTPUTS = ("summary.csv", "summary.csv.tmp")   # what the batch itself writes into OUT
+
+
+class BatchError(ValueError):
+    """The batch cannot be graded as given (refused before anything runs)."""
 
 
 def is_batch(kata: str, path: Path) -> bool:
@@ -42,6 +58,49 @@ def entries(path: Path, shard: tuple[int, int] | None = None) -> list[Path]:
     return found
 
 
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def check_names(folder: Path, out: Path) -> None:
+    """Refuse, before grading, a batch whose entry names cannot each own a report folder
+    and a summary row unambiguously. Every problem is listed in one message."""
+    problems: list[str] = []
+    try:
+        folder_real, out_real = folder.resolve(), out.resolve()
+    except OSError as exc:
+        raise BatchError(f"cannot resolve {folder} or {out}: {exc}") from None
+    if out_real == folder_real or folder_real in out_real.parents:
+        problems.append(f"the output folder {out} lies inside the submissions folder {folder}; "
+                        "its report folders would mix with the submissions")
+    seen: dict[str, str] = {}
+    reserved = {_fold(n) for n in OUTPUTS}
+    for entry in entries(folder):
+        name = entry.name
+        shown = ascii(name)
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            problems.append(f"{shown}: the name is not valid UTF-8")
+            continue
+        if any(unicodedata.category(c).startswith("C") for c in name):
+            problems.append(f"{shown}: the name holds control or invisible characters")
+        if name[:1] in ("=", "+", "-", "@"):
+            problems.append(f"{shown}: a name starting with {name[0]!r} is read as a formula "
+                            "by spreadsheets that open summary.csv")
+        key = _fold(name)
+        if key in reserved:
+            problems.append(f"{shown}: the batch writes {name!r} itself")
+        if key in seen:
+            problems.append(f"{shown} and {ascii(seen[key])}: the same name once case and "
+                            "Unicode normalisation are ignored")
+        else:
+            seen[key] = name
+    if problems:
+        raise BatchError("refusing to grade this batch (rename these entries):\n  "
+                         + "\n  ".join(problems))
+
+
 def parse_shard(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
@@ -57,46 +116,65 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 def grade_folder(kata_name: str, folder: Path, out: Path, jobs: int,
                  shard: tuple[int, int] | None = None, seed: int | None = None,
                  per_test_timeout: float = grade.PER_TEST_TIMEOUT_S,
-                 isolate: bool = True, require_isolation: bool = False) -> list[dict[str, str]]:
+                 isolate: bool = True, hidden_visibility: str = "hidden",
+                 rubric: str | None = None, include_hidden: bool = True,
+                 require_isolation: bool = False) -> list[dict[str, str]]:
+    """Grade every entry (of one shard); raises BatchError, before grading, for names
+    that ``check_names`` refuses. summary.csv is written even if grading stops early."""
     kata = catalog.load(kata_name)
+    check_names(folder, out)
+    max_score = kata.max_score if not rubric else sum(
+        i.points for i in kata.tested_items if i.id in rubric.split(","))
     subs = entries(folder, shard)
     out.mkdir(parents=True, exist_ok=True)
+    rows: dict[str, dict[str, str]] = {}
 
     def one(path: Path) -> dict[str, str]:
         start = time.monotonic()
         row = {"submission": path.name}
         try:
             g = grade.run(kata_name, str(path), seed=seed, per_test_timeout=per_test_timeout,
-                          isolate=isolate, require_isolation=require_isolation)
-            grade.write_reports(g, out / path.stem)
+                          isolate=isolate, rubric=rubric, include_hidden=include_hidden,
+                          require_isolation=require_isolation)
+            grade.write_reports(g, out / path.name, hidden_visibility)
             row.update(score=str(g.score), max_score=str(g.max_score),
                        restarts=str(g.restarts), errors="")
             for r in g.items:
-                row[r.item.id] = str(r.score)
+                row[RUBRIC_PREFIX + r.item.id] = str(r.score)
         except Exception as exc:  # noqa: BLE001 - one broken entry must not stop the batch
-            row.update(score="0", max_score=str(kata.max_score), restarts="0",
+            row.update(score="0", max_score=str(max_score), restarts="0",
                        errors=f"{type(exc).__name__}: {exc}"[:500])
         row["seconds"] = f"{time.monotonic() - start:.1f}"
-        print(f"  {path.name}: {row['score']}/{row['max_score']} ({row['seconds']} s)"
-              + (f"  error: {row['errors']}" if row["errors"] else ""), flush=True)
+        rows[path.name] = row
+        print(f"  {ascii(path.name)[1:-1]}: {row['score']}/{row['max_score']} "
+              f"({row['seconds']} s)" + (f"  error: {row['errors']}" if row["errors"] else ""),
+              flush=True)
         return row
 
-    with ThreadPoolExecutor(max(1, jobs)) as pool:
-        rows = list(pool.map(one, subs))
-    write_summary(kata, rows, out / "summary.csv")
-    return rows
+    try:
+        with ThreadPoolExecutor(max(1, jobs)) as pool:
+            list(pool.map(one, subs))
+    finally:
+        for path in subs:  # entries never reached still get a row that says so
+            rows.setdefault(path.name, {"submission": path.name, "score": "0",
+                                        "max_score": str(max_score), "restarts": "0",
+                                        "seconds": "0.0", "errors": "not graded: the batch stopped"})
+        write_summary(kata, list(rows.values()), out / "summary.csv")
+    return [rows[p.name] for p in subs]
 
 
 def columns(kata: catalog.Kata) -> list[str]:
-    return FIXED + [i.id for i in kata.tested_items] + TAIL
+    return FIXED + [RUBRIC_PREFIX + i.id for i in kata.tested_items] + TAIL
 
 
 def write_summary(kata: catalog.Kata, rows: list[dict[str, str]], path: Path) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns(kata), restval="0")
         writer.writeheader()
         for row in sorted(rows, key=lambda r: r["submission"]):
             writer.writerow(row)
+    tmp.replace(path)
 
 
 def merge(paths: list[Path]) -> str:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import select
 import signal
 import subprocess
 import sys
@@ -35,6 +37,8 @@ from graders.impl import SubmissionError, resolve_submission
 
 PER_TEST_TIMEOUT_S = 60.0
 GRACE_S = 15.0
+COLLECT_S = 120.0
+TRUSTED_MEMORY_BYTES = 4 << 30   # data memory (RLIMIT_DATA) of the trusted pytest
 MESSAGE_CHARS = 2000
 
 
@@ -114,11 +118,19 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
         require_isolation: bool = False) -> Grade:
     """Run the tests of one kata against one implementation and score them.
 
-    A submission that holds anything but plain files and folders (a link, a device, ...)
-    runs no code: every test fails with the message that names the path. With
-    ``require_isolation`` the grade refuses (GradeError) to run the submission with less
-    than bubblewrap or the root namespaces around it."""
+    ``rubric`` names one rubric item, or several separated by commas. A submission that
+    holds anything but plain files and folders (a link, a device, ...) runs no code: every
+    test fails with the message that names the path. With ``require_isolation`` the grade
+    refuses (GradeError) to run the submission with less than bubblewrap or the root
+    namespaces around it."""
     kata = catalog.load(kata_name)
+    if rubric:
+        for item_id in rubric.split(","):
+            try:
+                if kata.item(item_id).graded_by != "tests":
+                    raise GradeError(f"rubric item {item_id!r} is graded by the interviewer")
+            except KeyError as exc:
+                raise GradeError(str(exc.args[0])) from None
     sandbox_env = isolation_env(isolate, require_isolation)
     refused: str | None = None
     if impl_spec not in ("katas", "solutions"):
@@ -142,7 +154,7 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
     deadline = start + total_timeout if total_timeout else None
     grade = Grade(kata, impl_spec, seed, profile, [], rubric_filter=rubric)
     by_id: dict[str, TestResult] = {}
-    done: list[str] = []
+    done: set[str] = set()
 
     with tempfile.TemporaryDirectory(prefix="kata-grade-") as tmp:
         tmpdir = Path(tmp)
@@ -150,12 +162,14 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
         attempt = 0
         while True:
             attempt += 1
-            progress = tmpdir / f"progress-{attempt}.jsonl"
             skip = tmpdir / f"skip-{attempt}.txt"
-            skip.write_text("\n".join(done), encoding="utf-8")
+            skip.write_text("\n".join(sorted(done)), encoding="utf-8")
+            # The progress channel: a pipe whose write end only the trusted pytest holds
+            # (passed by descriptor, never by path; the plugin makes it non-inheritable).
+            read_fd, write_fd = os.pipe()
             cmd = [sys.executable, "-m", "pytest", *paths,
                    "--impl", impl_spec, "--hypothesis-profile", profile,
-                   "--progress", str(progress), "--skip-nodeids", str(skip),
+                   "--progress-fd", str(write_fd), "--skip-nodeids", str(skip),
                    "--timeout", str(per_test_timeout), "--timeout-method", "signal",
                    "-q", "--no-header", "--no-rubric-summary", *PLUGINS,
                    "-c", str(catalog.ROOT / "pyproject.toml"), "-W", "ignore::DeprecationWarning"]
@@ -169,29 +183,37 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
                 cmd += ["-x"]
             if refused:
                 cmd += ["--collect-only"]
-            with open(log_path, "ab") as out:
-                child = subprocess.Popen(cmd, cwd=catalog.ROOT,
-                                         env={**_child_env(), **sandbox_env},
-                                         stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
-                current, killed_why = _watch(child, progress, per_test_timeout + grace, deadline)
-            events = _read_events(progress)
-            collected = [e for e in events if e["event"] == "collected"]
+            channel = Channel(read_fd, by_id if attempt > 1 else None, done)
+            open_fds = [read_fd, write_fd]
+            try:
+                with open(log_path, "ab") as out:
+                    child = subprocess.Popen(cmd, cwd=catalog.ROOT, env={**_child_env(), **sandbox_env},
+                                             stdout=out, stderr=subprocess.STDOUT,
+                                             stdin=subprocess.DEVNULL, start_new_session=True,
+                                             pass_fds=(write_fd,))
+                    open_fds.remove(write_fd)  # before closing: another thread of a batch
+                    os.close(write_fd)         # may be handed this number right after
+                    _limit_memory(child.pid)
+                    killed_why = _watch(child, channel, per_test_timeout + grace, deadline)
+            finally:
+                for fd in open_fds:  # each closed exactly once
+                    os.close(fd)
             if attempt == 1:
-                if not collected:
+                if channel.collected is None:
                     tail = log_path.read_text(errors="replace")[-3000:]
-                    raise GradeError(f"the tests of {kata_name!r} could not be collected:\n{tail}")
-                for t in collected[0]["tests"]:
+                    why = channel.violation or killed_why or f"exit {child.returncode}"
+                    raise GradeError(f"the tests of {kata_name!r} could not be collected "
+                                     f"({why}):\n{tail}")
+                for t in channel.collected:
                     res = TestResult(t["nodeid"], t["rubric"], t["visibility"])
                     by_id[res.nodeid] = res
                     grade.tests.append(res)
-            for e in events:
-                if e["event"] == "sandbox":
-                    grade.sandbox = e["capabilities"]
-                if e["event"] == "result" and e["nodeid"] in by_id:
-                    res = by_id[e["nodeid"]]
-                    res.outcome, res.message, res.duration = e["outcome"], e["message"], e["duration"]
-                    done.append(res.nodeid)
+                channel.apply(by_id)
+            if channel.sandbox is not None:
+                grade.sandbox = channel.sandbox
+            progressed = channel.accepted > 0
+            if channel.violation is not None:
+                killed_why = killed_why or channel.violation
             if refused:
                 for res in grade.tests:
                     res.outcome, res.message = "failed", refused
@@ -200,15 +222,27 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
                 exitfirst or all(r.outcome != "not run" for r in grade.tests))
             if finished or (exitfirst and any(r.outcome == "failed" for r in grade.tests)):
                 break
-            if current is not None and current in by_id and by_id[current].outcome == "not run":
-                res = by_id[current]
-                res.outcome = "failed"
-                res.message = killed_why or _describe_exit(child.returncode or 0)
-                done.append(current)
+            why = killed_why or _describe_exit(child.returncode or 0)
+            if channel.blame is not None and channel.blame in by_id:
+                # the channel broke on this test's events: whatever it reported is void
+                _fail(by_id[channel.blame], why, done)
                 grade.restarts += 1
-            elif killed_why is None and child.returncode not in (0, 1, 5):
+            elif channel.current is not None and channel.current in by_id and \
+                    by_id[channel.current].outcome == "not run":
+                _fail(by_id[channel.current], why, done)
+                grade.restarts += 1
+            elif progressed:
+                grade.restarts += 1
+            elif killed_why is None and child.returncode not in (0, 1, 5) and attempt == 1:
                 tail = log_path.read_text(errors="replace")[-3000:]
                 raise GradeError(f"pytest failed outside any test (exit {child.returncode}):\n{tail}")
+            else:
+                # Stopped or killed between tests with nothing to show for it: fail the
+                # next test, so that every attempt moves the grade on.
+                waiting = [r for r in grade.tests if r.outcome == "not run"]
+                if waiting:
+                    _fail(waiting[0], why + " (before this test reported its start)", done)
+                    grade.restarts += 1
             if deadline is not None and time.monotonic() >= deadline:
                 for r in grade.tests:
                     if r.outcome == "not run":
@@ -244,46 +278,204 @@ def isolation_env(isolate: bool, require: bool) -> dict[str, str]:
     return {"KATA_SANDBOX": caps.backend}
 
 
-def _watch(child: subprocess.Popen[bytes], progress: Path, per_test: float,
-           deadline: float | None) -> tuple[str | None, str | None]:
-    # per_test includes the grace period past pytest-timeout's own limit
-    """Wait for the child; kill it if one test runs past its bound. Returns the test that
-    was running when it stopped (if any) and why it was killed (None if it ended itself)."""
-    current: str | None = None
-    started = time.monotonic()
-    offset = 0
-    while True:
+def _fail(res: TestResult, message: str, done: set[str]) -> None:
+    res.outcome, res.message = "failed", message
+    done.add(res.nodeid)
+
+
+def _limit_memory(pid: int) -> None:
+    """Cap the trusted pytest's data memory (set as it starts, long before any reply
+    arrives), so a reply that gets past the wire's budgets still cannot take the grading
+    machine's memory: past the cap an allocation fails inside that one test. RLIMIT_DATA,
+    not RLIMIT_AS: it counts what the process writes to (heap, anonymous maps), not the
+    address space torch and CUDA reserve without using (torch's import alone maps about
+    0.9 GB of address space on a CPU build, and CUDA reserves far more)."""
+    try:
+        resource.prlimit(pid, resource.RLIMIT_DATA,
+                         (TRUSTED_MEMORY_BYTES, TRUSTED_MEMORY_BYTES))
+    except (ProcessLookupError, PermissionError, ValueError, OSError):
+        pass  # it has already ended, or a lower hard limit is already in place
+
+
+class Channel:
+    """The events of one trusted pytest, read from the progress pipe and checked.
+
+    Accepted: at most one ``sandbox`` event and one ``collected`` event, then for each
+    collected test a ``start`` followed by its one ``result``. Rejected (the channel is
+    then treated as broken, the child killed and the test involved failed): a result with
+    no matching start, a second result for a test, a start or result for a test that was
+    not collected (or already graded), a malformed line, or more bytes than a line may
+    hold."""
+
+    LINE_BYTES = 8 << 20
+
+    def __init__(self, fd: int, known: dict[str, TestResult] | None, done: set[str]) -> None:
+        self.fd = fd
+        self.known = known
+        self.done = done
+        self.buffer = b""
+        self.eof = False
+        self.sandbox: dict[str, Any] | None = None
+        self.collected: list[dict[str, Any]] | None = None
+        self.ids: set[str] = set()
+        self.current: str | None = None
+        self.started = time.monotonic()
+        self.last_event = time.monotonic()
+        self.violation: str | None = None
+        self.blame: str | None = None
+        self.results: dict[str, dict[str, Any]] = {}
+        self.accepted = 0
+        self.by_id: dict[str, TestResult] | None = known
+
+    def pump(self, timeout: float) -> None:
+        """Read what the pipe holds (waiting at most ``timeout`` s) and take its events."""
+        if self.eof or self.violation is not None:
+            time.sleep(timeout)
+            return
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return
         try:
-            child.wait(timeout=0.05)
-        except subprocess.TimeoutExpired:
-            pass
-        if progress.exists():
-            with open(progress, encoding="utf-8", errors="replace") as fh:
-                fh.seek(offset)
-                chunk = fh.read()
-            complete = chunk[:chunk.rfind("\n") + 1]
-            offset += len(complete.encode("utf-8"))
-            for line in complete.splitlines():
-                try:
-                    e = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if e.get("event") == "start":
-                    current, started = e["nodeid"], time.monotonic()
-                elif e.get("event") == "result" and e.get("nodeid") == current:
-                    current = None
-        if child.returncode is not None:
-            return current, None
+            chunk = os.read(self.fd, 1 << 20)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.eof = True
+            return
+        self.buffer += chunk
+        while b"\n" in self.buffer and self.violation is None:
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            self._take(line)
+        if len(self.buffer) > self.LINE_BYTES:
+            self._reject("an event longer than the channel allows")
+
+    def drain(self) -> None:
+        while not self.eof and self.violation is None:
+            ready, _, _ = select.select([self.fd], [], [], 0)
+            if not ready:
+                return
+            self.pump(0)
+
+    def _reject(self, why: str, nodeid: str | None = None) -> None:
+        self.violation = f"the progress channel carried an invalid event: {why}"
+        self.blame = nodeid if nodeid is not None else self.current
+
+    def _take(self, line: bytes) -> None:
+        try:
+            e = json.loads(line.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            self._reject("a line that is not JSON")
+            return
+        kind = e.get("event") if isinstance(e, dict) else None
+        self.last_event = time.monotonic()
+        if kind == "sandbox":
+            if self.sandbox is not None or self.collected is not None or \
+                    not isinstance(e.get("capabilities"), dict):
+                self._reject("a second or late sandbox event")
+                return
+            self.sandbox = e["capabilities"]
+        elif kind == "collected":
+            self._collected(e)
+        elif kind == "start":
+            nodeid = e.get("nodeid")
+            if self.collected is None or not isinstance(nodeid, str) or nodeid not in self.ids:
+                self._reject(f"a start for a test that was not collected: {str(nodeid)[:200]}")
+            elif self.current is not None:
+                self._reject(f"a start for {nodeid} while {self.current} runs")
+            elif nodeid in self.results or nodeid in self.done:
+                self._reject(f"a second start for {nodeid}", nodeid)
+            else:
+                self.current, self.started = nodeid, time.monotonic()
+        elif kind == "result":
+            self._result(e)
+        else:
+            self._reject(f"an unknown event {str(kind)[:50]!r}")
+
+    def _collected(self, e: dict[str, Any]) -> None:
+        tests = e.get("tests")
+        if self.collected is not None or not isinstance(tests, list):
+            self._reject("a second collection")
+            return
+        ids: set[str] = set()
+        for t in tests:
+            if not (isinstance(t, dict) and isinstance(t.get("nodeid"), str)
+                    and isinstance(t.get("rubric"), str)
+                    and t.get("visibility") in ("public", "hidden")) or t["nodeid"] in ids:
+                self._reject("a malformed collection")
+                return
+            if self.known is not None and (t["nodeid"] not in self.known
+                                           or t["nodeid"] in self.done):
+                self._reject(f"a collection naming an unknown or graded test {t['nodeid']}")
+                return
+            ids.add(t["nodeid"])
+        self.collected, self.ids = tests, ids
+
+    def _result(self, e: dict[str, Any]) -> None:
+        nodeid = e.get("nodeid")
+        if not isinstance(nodeid, str) or nodeid not in self.ids:
+            self._reject(f"a result for a test that was not collected: {str(nodeid)[:200]}")
+        elif nodeid in self.results or nodeid in self.done:
+            self._reject(f"a second result for {nodeid}", nodeid)
+        elif nodeid != self.current:
+            self._reject(f"a result for {nodeid} with no matching start")
+        elif e.get("outcome") not in ("passed", "failed", "skipped") or \
+                not isinstance(e.get("message"), str) or \
+                not isinstance(e.get("duration"), (int, float)):
+            self._reject(f"a malformed result for {nodeid}")
+        else:
+            self.results[nodeid] = e
+            self.current = None
+            self.accepted += 1
+            if self.by_id is not None:
+                self._apply_one(e)
+
+    def apply(self, by_id: dict[str, TestResult]) -> None:
+        """Record every accepted result (the first attempt learns its tests from its own
+        collection, so its results are applied once that is known)."""
+        self.by_id = by_id
+        for e in self.results.values():
+            self._apply_one(e)
+
+    def _apply_one(self, e: dict[str, Any]) -> None:
+        assert self.by_id is not None
+        res = self.by_id[e["nodeid"]]
+        res.outcome, res.message = e["outcome"], e["message"]
+        res.duration = float(e["duration"])
+        self.done.add(res.nodeid)
+
+
+def _watch(child: subprocess.Popen[bytes], channel: Channel, per_test: float,
+           deadline: float | None) -> str | None:
+    """Follow the child's events until it ends; kill it when one test runs past its bound
+    (``per_test`` includes the grace past pytest-timeout's own limit), when it falls
+    silent that long between tests (stopped or hung), when the grade's time is up, or when
+    the channel carries an invalid event. Returns why it was killed (None if it ended)."""
+    while True:
+        channel.pump(0.05)
+        if child.poll() is not None:
+            channel.drain()
+            return None
+        if channel.violation is not None:
+            _kill(child)
+            return channel.violation
         now = time.monotonic()
         why = None
-        if current is not None and now - started > per_test:
-            why = (f"timed out: no result after {per_test:.0f} s "
-                   "(an infinite loop, or a call that ignores signals); the test process was killed")
+        if channel.current is not None and now - channel.started > per_test:
+            why = (f"timed out: no result after {per_test:.0f} s (an infinite loop, a call "
+                   "that ignores signals, or a stopped test process); the test process "
+                   "was killed")
+        elif channel.current is None and channel.collected is not None and \
+                now - channel.last_event > per_test:
+            why = (f"the test process went silent for {per_test:.0f} s between tests "
+                   "(stopped or hung); it was killed")
+        elif channel.collected is None and now - channel.last_event > max(per_test, COLLECT_S):
+            why = "the test process did not finish collecting the tests in time; it was killed"
         elif deadline is not None and now > deadline:
             why = "timed out: the grade's total time bound was reached; the test process was killed"
         if why is not None:
             _kill(child)
-            return current, why
+            channel.drain()
+            return why
 
 
 def _kill(child: subprocess.Popen[bytes]) -> None:
@@ -294,22 +486,11 @@ def _kill(child: subprocess.Popen[bytes]) -> None:
     child.wait()
 
 
-def _read_events(progress: Path) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = []
-    if not progress.exists():
-        return events
-    for line in progress.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a line cut by a crash
-    return events
-
-
 def _score(grade: Grade) -> None:
     items = grade.kata.tested_items
     if grade.rubric_filter:
-        items = tuple(i for i in items if i.id == grade.rubric_filter)
+        wanted = set(grade.rubric_filter.split(","))
+        items = tuple(i for i in items if i.id in wanted)
     for item in items:
         tests = [t for t in grade.tests if t.rubric == item.id]
         failed = [t for t in tests if t.outcome in ("failed", "not run")]
@@ -331,7 +512,9 @@ def _score(grade: Grade) -> None:
 
 # -- reports ---------------------------------------------------------------------------
 
-def table(grade: Grade) -> str:
+def table(grade: Grade, candidate: bool = False) -> str:
+    """The terminal table. ``candidate``: the version safe to show a candidate, in which
+    a failed item names only its first failing public test (never a hidden one)."""
     kata = grade.kata
     seed = "derandomized" if grade.seed is None else str(grade.seed)
     lines = [f"{kata.title} ({kata.name})",
@@ -342,11 +525,15 @@ def table(grade: Grade) -> str:
         passed = sum(t.outcome == "passed" for t in r.tests)
         first = ""
         if r.status == "failed":
-            bad = next(t for t in r.tests if t.outcome in ("failed", "not run"))
-            msg = " ".join(_headline(bad.message).split())[:90]
-            first = f"{bad.nodeid.split('::')[-1]}: {msg}"
+            bad = next((t for t in r.tests if t.outcome in ("failed", "not run")
+                        and (not candidate or t.visibility != "hidden")), None)
+            if bad is None:
+                first = "failed by hidden tests"
+            else:
+                msg = " ".join(_headline(bad.message).split())[:90]
+                first = f"{bad.nodeid.split('::')[-1]}: {msg}"
         elif r.status in ("skipped", "no tests"):
-            first = " ".join(r.message.split())[:70]
+            first = " ".join((_candidate_message(r) if candidate else r.message).split())[:70]
         lines.append(f"  {r.item.id:<26}{r.score:>4}/{r.item.points:<3}  {r.status.upper():<8} "
                      f"{passed:>3}/{len(r.tests):<3}  {first}")
     for item in kata.rubric:
@@ -377,27 +564,62 @@ def _headline(message: str) -> str:
     return message.strip().splitlines()[0] if message.strip() else ""
 
 
-def results_json(grade: Grade) -> dict[str, Any]:
+HIDDEN_VISIBILITIES = ("hidden", "after_published")
+
+
+def _candidate_message(r: ItemResult) -> str:
+    """What a candidate may read about one rubric item: pass or fail, and the failures of
+    public tests only. A hidden test's name, path, source or message never appears."""
+    public = [t for t in r.tests if t.visibility != "hidden"]
+    failed = [t for t in public if t.outcome in ("failed", "not run")]
+    hidden_failed = any(t.outcome in ("failed", "not run") for t in r.tests
+                        if t.visibility == "hidden")
+    if r.status == "passed":
+        return f"{len(r.tests)} tests passed"
+    if r.status == "no tests":
+        return r.message
+    if r.status == "skipped":
+        return "skipped: no data to grade it on this machine"
+    lines = []
+    if failed:
+        first = failed[0]
+        lines.append(f"{len(failed)} of {len(public)} public tests failed; first: {first.nodeid}\n"
+                     + first.message[:MESSAGE_CHARS])
+    if hidden_failed:
+        lines.append("hidden tests failed (their detail is not shown)")
+    return "\n".join(lines)
+
+
+def results_json(grade: Grade, hidden_visibility: str = "hidden") -> dict[str, Any]:
     """The Gradescope autograder schema: one entry per rubric item (carrying the points),
-    then one per test (no points; hidden tests hidden from students)."""
+    then one per test (no points).
+
+    Safe to show a candidate as it is: every entry with visibility "visible" (and the
+    top-level "output") carries only the rubric item, its points, pass or fail, and the
+    failures of public tests. Hidden tests' names, paths, sources and messages appear only
+    in their own entries, with ``hidden_visibility`` ("hidden", or "after_published" for
+    teams that show them once grades are published)."""
+    if hidden_visibility not in HIDDEN_VISIBILITIES:
+        raise ValueError(f"hidden_visibility must be one of {HIDDEN_VISIBILITIES}")
     tests: list[dict[str, Any]] = []
     for n, r in enumerate(grade.items, 1):
         tests.append({"name": f"rubric: {r.item.id}", "number": str(n), "score": r.score,
                       "max_score": r.item.points if r.status != "skipped" else 0,
                       "status": "passed" if r.status in ("passed", "skipped") else "failed",
-                      "output": f"{r.item.description}\n{r.message}",
+                      "output": f"{r.item.description}\n{_candidate_message(r)}",
                       "visibility": "visible", "tags": ["rubric", r.item.id]})
     for t in grade.tests:
+        hidden = t.visibility == "hidden"
         tests.append({"name": t.nodeid, "score": 0, "max_score": 0,
                       "status": "passed" if t.outcome in ("passed", "skipped") else "failed",
                       "output": t.message[:MESSAGE_CHARS],
-                      "visibility": "hidden" if t.visibility == "hidden" else "visible",
+                      "visibility": hidden_visibility if hidden else "visible",
                       "tags": [t.rubric, t.visibility, t.outcome]})
     return {
         "score": grade.score,
         "max_score": grade.max_score,
         "execution_time": round(grade.seconds, 2),
-        "output": table(grade),
+        "output": table(grade, candidate=True),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -446,10 +668,13 @@ def junit_xml(grade: Grade) -> ET.ElementTree[ET.Element]:
     return ET.ElementTree(root)
 
 
-def write_reports(grade: Grade, out: Path) -> None:
+def write_reports(grade: Grade, out: Path, hidden_visibility: str = "hidden") -> None:
+    """results.json (safe to show a candidate) and junit.xml (full detail, for the
+    hiring team only) in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
+    data = results_json(grade, hidden_visibility)
     tmp = out / "results.json.tmp"
-    tmp.write_text(json.dumps(results_json(grade), indent=2) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     tmp.replace(out / "results.json")
     junit_xml(grade).write(out / "junit.xml", encoding="utf-8", xml_declaration=True)
 
@@ -463,7 +688,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="write results.json and junit.xml here")
     parser.add_argument("--seed", type=int, default=None,
                         help="hypothesis seed (default: derandomized)")
-    parser.add_argument("--rubric", default=None, help="grade only this rubric item")
+    parser.add_argument("--rubric", default=None,
+                        help="grade only this rubric item (or several: a,b,c)")
     parser.add_argument("--timeout", type=float, default=PER_TEST_TIMEOUT_S,
                         help="seconds per test (default %(default)s)")
     parser.add_argument("--in-process", action="store_true",
@@ -478,6 +704,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="a folder of submissions: grade N at a time")
     parser.add_argument("--shard", default=None, metavar="I/K",
                         help="a folder of submissions: grade only shard I of K")
+    parser.add_argument("--hidden-visibility", default="hidden", choices=HIDDEN_VISIBILITIES,
+                        help="results.json visibility of the hidden tests' own entries "
+                             "(default hidden; after_published shows them to a candidate "
+                             "once grades are published)")
     args = parser.parse_args(argv)
     from graders import batch
 
@@ -491,10 +721,16 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         out = args.out or Path("grade-out")
         print(f"grading every submission in {args.impl} ({args.jobs} at a time)")
-        rows = batch.grade_folder(args.kata, Path(args.impl), out, args.jobs, shard,
-                                  seed=args.seed, per_test_timeout=args.timeout,
-                                  isolate=not args.in_process,
-                                  require_isolation=args.require_isolation)
+        try:
+            rows = batch.grade_folder(args.kata, Path(args.impl), out, args.jobs, shard,
+                                      seed=args.seed, per_test_timeout=args.timeout,
+                                      isolate=not args.in_process,
+                                      hidden_visibility=args.hidden_visibility,
+                                      rubric=args.rubric,
+                                      require_isolation=args.require_isolation)
+        except batch.BatchError as exc:
+            print(f"grade: {exc}", file=sys.stderr)
+            return 2
         print(f"\n  {len(rows)} submissions; summary: {out / 'summary.csv'}")
         return 0
     try:
@@ -506,7 +742,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(table(grade))
     if args.out:
-        write_reports(grade, args.out)
+        write_reports(grade, args.out, args.hidden_visibility)
         print(f"\n  reports: {args.out / 'results.json'}, {args.out / 'junit.xml'}")
     if args.fail_under is not None and grade.score < args.fail_under:
         return 1

@@ -81,8 +81,11 @@ def _remote(name: str) -> Any:
     from graders import sandbox
 
     if name not in _sessions:
-        _sessions[name] = sandbox.Session(name, submission_file(name, _impl_spec),
-                                          sandbox.Limits(call_seconds=_call_seconds))
+        from graders import wire
+
+        limits = sandbox.Limits(call_seconds=_call_seconds,
+                                reply_bytes=wire.reply_cap(catalog.load(name).raw))
+        _sessions[name] = sandbox.Session(name, submission_file(name, _impl_spec), limits)
     return sandbox.RemoteModule(_sessions[name])
 
 

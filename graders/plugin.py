@@ -8,8 +8,12 @@ It adds:
 - Hypothesis profiles ``kata`` (fast practice), ``grade`` (large, derandomized) and
   ``selftest``;
 - short "not implemented yet" failures for stub bodies;
-- ``--progress FILE``: one JSON line per event (collected, start, result) for the grade
-  driver, flushed as it happens so that a crashed run still leaves its record;
+- ``--progress-fd N``: one JSON line per event (sandbox, collected, start, result) written
+  to the inherited descriptor N, a pipe the grade driver made; nothing else holds its
+  write end, and no process this one starts inherits it, so no other process can forge an
+  event. Exactly one result per test, sent after its teardown;
+- ``--progress FILE``: the same events appended to a file (practice runs only: a path on
+  the command line is readable by anything the run starts, so a grade never uses it);
 - a rubric summary at the end of a run.
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import IO, Any
@@ -57,9 +62,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--impl", default="katas",
                     help="implementation under test: katas (default), solutions, or a path")
     group.addoption("--rubric", default=None, metavar="ITEM",
-                    help="run only the tests of this rubric item")
+                    help="run only the tests of this rubric item (or of several: a,b,c)")
     group.addoption("--progress", default=None, metavar="FILE",
-                    help="append one JSON line per test event to FILE")
+                    help="append one JSON line per test event to FILE (practice runs)")
+    group.addoption("--progress-fd", default=None, type=int, metavar="N",
+                    help="write one JSON line per test event to the inherited descriptor N")
     group.addoption("--skip-nodeids", default=None, metavar="FILE",
                     help="deselect the test node ids listed in FILE (one per line)")
     group.addoption("--isolate", action="store_true",
@@ -70,7 +77,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 class _State:
     progress: IO[str] | None = None
+    progress_fd: int | None = None
     results: dict[str, tuple[str, str]] = {}
+    pending: dict[str, tuple[str, str, float]] = {}
     items: list[pytest.Item] = []
 
 
@@ -79,6 +88,16 @@ def _emit(event: dict[str, Any]) -> None:
         _State.progress.write(json.dumps(event) + "\n")
         _State.progress.flush()
         os.fsync(_State.progress.fileno())
+    if _State.progress_fd is not None:
+        data = (json.dumps(event) + "\n").encode("utf-8")
+        while data:
+            try:
+                data = data[os.write(_State.progress_fd, data):]
+            except InterruptedError:
+                continue
+            except OSError:  # the driver has gone: nothing left to report to
+                _State.progress_fd = None
+                return
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -92,8 +111,33 @@ def pytest_configure(config: pytest.Config) -> None:
                    call_seconds=float(config.option.timeout))
     path = config.getoption("--progress")
     _State.progress = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
+    fd = config.getoption("--progress-fd")
+    if fd is not None:
+        try:
+            os.set_inheritable(fd, False)  # nothing this process starts gets the channel
+        except OSError as exc:
+            raise pytest.UsageError(f"--progress-fd {fd}: not an open descriptor ({exc})") from None
+    _State.progress_fd = fd
+    if fd is not None:
+        _not_dumpable()
     _State.results = {}
+    _State.pending = {}
     _State.items = []
+
+
+def _not_dumpable() -> None:
+    """Where the worker shares this process's uid (the sandbox's fallback without root),
+    it could otherwise reopen the progress pipe through /proc/<this pid>/fd. A process
+    that is not dumpable has its /proc entries owned by root and closed to ptrace-style
+    access from its own uid."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+    import ctypes.util
+
+    pr_set_dumpable = 4
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.prctl(pr_set_dumpable, 0, 0, 0, 0)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -101,6 +145,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if _State.progress is not None:
         _State.progress.close()
         _State.progress = None
+    if _State.progress_fd is not None:
+        try:
+            os.close(_State.progress_fd)
+        except OSError:
+            pass
+        _State.progress_fd = None
 
 
 def rubric_of(item: pytest.Item) -> str | None:
@@ -138,7 +188,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     keep = items
     only = config.getoption("--rubric")
     if only:
-        keep = [i for i in keep if rubric_of(i) == only]
+        wanted = set(only.split(","))
+        keep = [i for i in keep if rubric_of(i) in wanted]
     skip_file = config.getoption("--skip-nodeids")
     if skip_file:
         done = set(Path(skip_file).read_text(encoding="utf-8").split("\n"))
@@ -159,13 +210,13 @@ def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) 
     _emit({"event": "start", "nodeid": nodeid})
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    # Isolated mode: each test file gets a fresh worker (a worker that died or hung is
-    # replaced at once, before the next test). Starting one per test would triple the
-    # cost of katas with many small tests, and buys nothing: the worker only ever sees
-    # inputs, never an expected value.
-    if nextitem is None or nextitem.path != item.path:
-        impl.reset_workers()
+    # Isolated mode: every test that used the worker gets a fresh one for the next test,
+    # so nothing one test did (an exception, a stuck thread, a corrupted module global, a
+    # killed worker) can change another test's outcome. The next worker starts at once and
+    # boots while the next test sets up; a worker that served no call is kept.
+    impl.reset_workers(final=nextitem is None)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -212,27 +263,31 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    failed_now = report.failed
-    done = (report.when == "call") or (report.when == "setup" and not report.passed) or (
-        report.when == "teardown" and report.failed)
-    if not done:
+    """Fold the setup, call and teardown reports of a test into one outcome, and send it
+    once, after the teardown (the driver rejects a second result for a test)."""
+    if report.when == "call" or (report.when == "setup" and not report.passed) or (
+            report.when == "teardown" and report.failed):
+        if report.skipped:
+            outcome = "skipped"
+        elif report.failed:
+            outcome = "failed"
+        else:
+            outcome = "passed"
+        previous = _State.pending.get(report.nodeid)
+        if previous is None or previous[0] != "failed":
+            if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+                message = str(report.longrepr[2]).removeprefix("Skipped: ")  # the reason
+            else:
+                message = truncate(report.longreprtext) if report.failed or report.skipped else ""
+            took = report.duration + (previous[2] if previous else 0.0)
+            _State.pending[report.nodeid] = (outcome, message, took)
+    if report.when != "teardown":
         return
-    if report.skipped:
-        outcome = "skipped"
-    elif failed_now:
-        outcome = "failed"
-    else:
-        outcome = "passed"
-    previous = _State.results.get(report.nodeid)
-    if previous is not None and previous[0] == "failed":
-        return
-    if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
-        message = str(report.longrepr[2]).removeprefix("Skipped: ")  # the reason, not the tuple
-    else:
-        message = truncate(report.longreprtext) if failed_now or report.skipped else ""
+    outcome, message, took = _State.pending.pop(
+        report.nodeid, ("failed", "the test produced no result", report.duration))
     _State.results[report.nodeid] = (outcome, message)
     _emit({"event": "result", "nodeid": report.nodeid, "outcome": outcome,
-           "message": message, "duration": round(report.duration, 4)})
+           "message": message, "duration": round(took, 4)})
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,

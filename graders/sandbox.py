@@ -56,7 +56,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Callable
+from typing import IO, Any, BinaryIO, Callable, NoReturn
 
 from graders import catalog, wire
 
@@ -140,6 +140,7 @@ class Limits:
     processes: int = 64
     open_files: int = 256
     output_bytes: int = 64 << 10
+    reply_bytes: int = wire.REPLY_BYTES   # kata.toml [grading] reply_bytes
 
 
 @dataclass
@@ -803,28 +804,42 @@ class Worker:
         self.replies: BinaryIO = os.fdopen(rep_r, "rb")
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send one request and wait for its reply: the reply must start within the call's
+        wall-clock limit, be no larger than the kata's reply cap, and arrive in full within
+        a few seconds of its first byte. A worker that breaks any of these is killed and
+        the test it serves fails with a message that says which."""
         if self.dead:
             raise SubmissionError(self.dead)
+        self.served = getattr(self, "served", 0) + 1
         try:
             wire.send(self.requests, message)
         except (BrokenPipeError, OSError):
             self._died()
-        ready, _, _ = select.select([self.replies], [], [], self.limits.call_seconds)
-        if not ready:
-            self.kill()
-            self.dead = (f"the call did not return within {self.limits.call_seconds:.0f} s "
-                         "(an infinite loop, or sleeping past the limit): the worker was killed")
-            raise SubmissionError(self.dead)
+        cap = getattr(self.limits, "reply_bytes", wire.REPLY_BYTES)
         try:
-            reply = wire.recv(self.replies)
-        except (wire.WireError, ValueError, UnicodeDecodeError) as exc:
-            self.kill()
-            self.dead = f"the worker sent an invalid reply: {exc}"
-            raise SubmissionError(self.dead) from None
+            reply = wire.recv_reply(self.replies.fileno(), cap, self.limits.call_seconds)
+        except BaseException as exc:
+            if not isinstance(exc, (TimeoutError, wire.WireError, ValueError, OSError)):
+                # interrupted while the worker still computes (the test's own timeout
+                # fired): its late reply would answer the next request, so it goes
+                self.kill()
+                self.dead = "a call was interrupted before its reply; the worker was killed"
+                raise
+            self._failed_reply(exc)
         if reply is None:
             self._died()
         assert reply is not None
         return reply
+
+    def _failed_reply(self, exc: BaseException) -> NoReturn:
+        if isinstance(exc, TimeoutError):
+            self.kill()
+            self.dead = (f"the call did not return within {self.limits.call_seconds:.0f} s "
+                         "(an infinite loop, or sleeping past the limit): the worker was killed")
+            raise SubmissionError(self.dead) from None
+        self.kill()
+        self.dead = f"the worker sent an invalid reply: {exc}"
+        raise SubmissionError(self.dead) from None
 
     def _died(self) -> None:
         try:
@@ -898,9 +913,12 @@ class Session:
         return self.worker
 
     def reset(self) -> None:
-        """End the current worker and start the next one at once, so that it boots while
-        the next test sets up."""
-        if self.worker is not None:
+        """Replace the worker after a test that used it, so that nothing one test did
+        (an exception, a thread left running, a changed global, a killed worker) can reach
+        the next test. The next worker starts at once and boots while the next test sets
+        up. A worker that has served no request since it started is kept as it is."""
+        if self.worker is not None and (self.worker.dead is not None
+                                        or getattr(self.worker, "served", 0) > 0):
             self.worker.kill()
             self.worker = None
             self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits)

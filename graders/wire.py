@@ -16,6 +16,12 @@ Messages are length-prefixed JSON. Values are plain data with a few tags:
 Decoding is strict: anything else is an error. No pickle, ever: the worker runs untrusted
 code, so all it can send is data, never an object with behaviour of its own (an ``__eq__``
 that is always true, a ``__del__``, ...).
+
+The trusted side bounds what a reply can cost it: a reply may hold at most ``REPLY_BYTES``
+bytes (a kata that needs more sets ``[grading] reply_bytes`` in its kata.toml), must arrive
+in full within ``REPLY_SECONDS`` of its first byte, and decodes under a budget of
+``MAX_ELEMENTS`` values nested at most ``MAX_DEPTH`` deep. So a hostile reply costs the
+trusted process a bounded amount of memory and time, and fails its test with a clear message.
 """
 
 from __future__ import annotations
@@ -23,11 +29,18 @@ from __future__ import annotations
 import base64
 import json
 import math
+import os
+import select
 import struct
+import time
 from typing import Any, BinaryIO, Callable
 
-MAX_MESSAGE = 256 * 1024 * 1024
+MAX_MESSAGE = 64 * 1024 * 1024     # the hard ceiling on any message, either way
+REPLY_BYTES = 4 * 1024 * 1024      # the default cap on one reply from a worker
+REPLY_SECONDS = 5.0                # a reply must arrive in full this soon after it starts
 MAX_DEPTH = 64
+MAX_ELEMENTS = 1 << 20             # values (list items, dict entries, ...) in one reply
+MAX_CONTAINERS = 1 << 18           # JSON arrays and objects in one reply, counted before parsing
 NUMPY_DTYPES = frozenset(
     ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
      "float16", "float32", "float64"])
@@ -60,6 +73,66 @@ def recv(stream: BinaryIO) -> dict[str, Any] | None:
     if not isinstance(message, dict):
         raise WireError("a message must be a JSON object")
     return message
+
+
+def reply_cap(raw: dict[str, Any]) -> int:
+    """The reply cap of a kata, from its kata.toml's ``[grading] reply_bytes`` (raw TOML)."""
+    grading = raw.get("grading", {})
+    value = grading.get("reply_bytes", REPLY_BYTES) if isinstance(grading, dict) else REPLY_BYTES
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_MESSAGE:
+        raise WireError(f"[grading] reply_bytes must be an int in 1..{MAX_MESSAGE}, got {value!r}")
+    return value
+
+
+def recv_reply(fd: int, cap: int, first_byte_s: float,
+               rest_s: float = REPLY_SECONDS) -> dict[str, Any] | None:
+    """One reply read from the raw descriptor ``fd`` (unbuffered, so select sees all
+    that is pending), under a size cap and two clocks: ``first_byte_s`` for the reply to
+    start, then ``rest_s`` for all of it to arrive. None at end of stream. Raises
+    ``TimeoutError`` when the reply does not start in time and ``WireError`` for one that
+    is too large, too slow to finish, or not a valid message."""
+    head = _read_fd(fd, 4, time.monotonic() + first_byte_s, started=False)
+    if head is None:
+        return None
+    (size,) = struct.unpack("<I", head)
+    if size > cap:
+        raise WireError(f"a reply of {size} bytes exceeds the cap of {cap} bytes "
+                        "(a kata that needs larger replies sets [grading] reply_bytes)")
+    body = _read_fd(fd, size, time.monotonic() + rest_s, started=True)
+    if body is None:
+        return None
+    # Every JSON array or object costs the parser far more memory than its bytes: count
+    # them (brackets inside strings count too, so this only errs towards refusing).
+    if body.count(b"[") + body.count(b"{") > MAX_CONTAINERS:
+        raise WireError(f"a reply holding more than {MAX_CONTAINERS} lists and dicts")
+    try:
+        message = json.loads(body.decode("utf-8"))
+    except RecursionError:
+        raise WireError("a reply nested too deeply to parse") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WireError(f"a reply that is not valid JSON: {str(exc)[:200]}") from None
+    if not isinstance(message, dict):
+        raise WireError("a message must be a JSON object")
+    return message
+
+
+def _read_fd(fd: int, n: int, deadline: float, started: bool) -> bytes | None:
+    chunks: list[bytes] = []
+    got = 0
+    while got < n:
+        left = deadline - time.monotonic()
+        ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
+        if not ready:
+            if not started and not chunks:
+                raise TimeoutError("no reply started in time")
+            raise WireError(f"the reply stopped after {got} of {n} bytes and did not finish "
+                            "in time")
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
 
 
 def _read_exact(stream: BinaryIO, n: int) -> bytes | None:
@@ -110,10 +183,27 @@ def encode(value: Any, handle_of: Callable[[Any], dict[str, Any]], depth: int = 
     return handle_of(value)
 
 
-def decode(data: Any, make_handle: Callable[[dict[str, Any]], Any], depth: int = 0) -> Any:
-    """Strictly the inverse of ``encode``; handles become whatever ``make_handle`` returns."""
+class Budget:
+    """How many more values a decode may build (shared by every level of one decode)."""
+
+    def __init__(self, elements: int = MAX_ELEMENTS) -> None:
+        self.left = elements
+
+    def take(self, n: int = 1) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise WireError(f"a value holding more than {MAX_ELEMENTS} elements")
+
+
+def decode(data: Any, make_handle: Callable[[dict[str, Any]], Any], depth: int = 0,
+           budget: Budget | None = None) -> Any:
+    """Strictly the inverse of ``encode``; handles become whatever ``make_handle`` returns.
+    At most ``MAX_ELEMENTS`` values (``budget``) nested at most ``MAX_DEPTH`` deep."""
     if depth > MAX_DEPTH:
-        raise WireError("value nested too deeply")
+        raise WireError(f"a value nested more than {MAX_DEPTH} deep")
+    if budget is None:
+        budget = Budget()
+    budget.take()
     if data is None or isinstance(data, (bool, str)):
         return data
     if isinstance(data, int):
@@ -121,24 +211,24 @@ def decode(data: Any, make_handle: Callable[[dict[str, Any]], Any], depth: int =
     if isinstance(data, float):
         return float(data)
     if isinstance(data, list):
-        return [decode(v, make_handle, depth + 1) for v in data]
+        return [decode(v, make_handle, depth + 1, budget) for v in data]
     if not isinstance(data, dict) or not isinstance(data.get("$"), str):
         raise WireError(f"not a wire value: {str(data)[:100]}")
     tag = data["$"]
     if tag == "t":
-        return tuple(decode(v, make_handle, depth + 1) for v in _list(data))
+        return tuple(decode(v, make_handle, depth + 1, budget) for v in _list(data))
     if tag == "d":
         out = {}
         for pair in _list(data):
             if not isinstance(pair, list) or len(pair) != 2:
                 raise WireError("a dict entry must be a [key, value] pair")
-            key = decode(pair[0], make_handle, depth + 1)
+            key = decode(pair[0], make_handle, depth + 1, budget)
             if isinstance(key, (list, dict, set)):
                 raise WireError("unhashable dict key")
-            out[key] = decode(pair[1], make_handle, depth + 1)
+            out[key] = decode(pair[1], make_handle, depth + 1, budget)
         return out
     if tag in ("s", "fs"):
-        items = [decode(v, make_handle, depth + 1) for v in _list(data)]
+        items = [decode(v, make_handle, depth + 1, budget) for v in _list(data)]
         if any(isinstance(v, (list, dict, set)) for v in items):
             raise WireError("unhashable set item")
         return set(items) if tag == "s" else frozenset(items)

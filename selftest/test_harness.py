@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -246,3 +248,203 @@ def test_contract_accepts_the_reference_and_flags_changed_signatures() -> None:
     assert contract_differences(stub, typing_spelling) == []
     missing = ref.replace("    def abort(self", "    def _abort(self")
     assert any("missing: RadixCache.abort" in p for p in contract_differences(stub, missing))
+
+
+# -- the progress channel -------------------------------------------------------------
+
+def _channel_with(lines: list[dict], known: dict | None = None) -> grade.Channel:
+    import os
+
+    r, w = os.pipe()
+    os.write(w, b"".join(json.dumps(e).encode() + b"\n" for e in lines))
+    os.close(w)
+    channel = grade.Channel(r, known, set())
+    while not channel.eof and channel.violation is None:
+        channel.pump(0.1)
+    os.close(r)
+    return channel
+
+
+COLLECTED = {"event": "collected", "tests": [
+    {"nodeid": "t::a", "rubric": "prefix_match", "visibility": "public"},
+    {"nodeid": "t::b", "rubric": "prefix_match", "visibility": "hidden"}]}
+
+
+def _result(nodeid: str, outcome: str = "passed") -> dict:
+    return {"event": "result", "nodeid": nodeid, "outcome": outcome, "message": "",
+            "duration": 0.1}
+
+
+def test_the_channel_accepts_the_plugins_order() -> None:
+    c = _channel_with([COLLECTED, {"event": "start", "nodeid": "t::a"}, _result("t::a"),
+                       {"event": "start", "nodeid": "t::b"}, _result("t::b", "failed")])
+    assert c.violation is None and c.accepted == 2 and set(c.results) == {"t::a", "t::b"}
+
+
+@pytest.mark.parametrize("events, why", [
+    ([COLLECTED, _result("t::a")], "no matching start"),
+    ([COLLECTED, {"event": "start", "nodeid": "t::a"}, _result("t::a"), _result("t::a")],
+     "second result"),
+    ([COLLECTED, {"event": "start", "nodeid": "t::zzz"}], "not collected"),
+    ([COLLECTED, {"event": "start", "nodeid": "t::a"}, _result("t::zzz")], "not collected"),
+    ([COLLECTED, COLLECTED], "second collection"),
+    ([{"event": "start", "nodeid": "t::a"}], "not collected"),
+    ([COLLECTED, {"event": "start", "nodeid": "t::a"},
+      {"event": "result", "nodeid": "t::a", "outcome": "excellent", "message": "",
+       "duration": 0}], "malformed"),
+], ids=["no-start", "second-result", "start-uncollected", "result-uncollected",
+        "two-collections", "start-first", "bad-outcome"])
+def test_the_channel_rejects_forged_orders(events: list[dict], why: str) -> None:
+    c = _channel_with(events)
+    assert c.violation is not None and why in c.violation, c.violation
+
+
+def test_a_restarted_run_may_not_collect_or_report_graded_tests() -> None:
+    known = {"t::a": grade.TestResult("t::a", "prefix_match", "public", "passed"),
+             "t::b": grade.TestResult("t::b", "prefix_match", "hidden")}
+    import os
+
+    r, w = os.pipe()
+    os.write(w, (json.dumps(COLLECTED) + "\n").encode())
+    os.close(w)
+    c = grade.Channel(r, known, {"t::a"})
+    while not c.eof and c.violation is None:
+        c.pump(0.1)
+    os.close(r)
+    assert c.violation is not None and "graded test" in c.violation
+
+
+def test_the_grade_passes_the_channel_by_descriptor_only(tmp_path: Path) -> None:
+    """No path of a progress file on the trusted pytest's command line, and the worker
+    holds no descriptor of the channel."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import os, sys\n"
+        "class OutOfSlots(RuntimeError):\n    pass\n"
+        "class RadixCache:\n"
+        "    def __init__(self, n):\n"
+        "        import stat\n"
+        "        kinds = []\n"
+        "        for f in range(3, 1024):\n"
+        "            try:\n"
+        "                mode = os.fstat(f).st_mode\n"
+        "            except OSError:\n"
+        "                continue\n"
+        "            kinds.append('pipe:' if stat.S_ISFIFO(mode) else 'other')\n"
+        "        try:\n"
+        "            parent = open(f'/proc/{os.getppid()}/cmdline', 'rb').read()\n"
+        "        except OSError:\n"
+        "            parent = b''\n"
+        "        raise RuntimeError(f'FDS={kinds} PARENT={parent!r}')\n")
+    g = grade.run(KATA, str(probe), include_hidden=False, rubric="prefix_match",
+                  per_test_timeout=5.0, grace=3.0, total_timeout=120)
+    messages = "\n".join(t.message for t in g.tests)
+    found = re.search(r"FDS=(\[.*?\])", messages)
+    assert found, messages[:2000]
+    assert found.group(1).count("pipe:") == 2, f"the worker holds more than its two pipes: {found.group(1)}"
+    assert "progress.jsonl" not in messages and "--progress " not in messages.replace("\\x00", " ")
+
+
+STOPS_ITSELF = '''
+import os, signal
+from solutions.radix_cache import *  # noqa: F403 - in-process only, the reference itself
+from solutions.radix_cache import RadixCache as _Ref
+
+
+class RadixCache(_Ref):
+    def abort(self, lease):
+        if lease == 12345:  # only test_bad_input_is_rejected passes this lease
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return super().abort(lease)
+'''
+
+
+def test_a_stopped_test_process_fails_only_the_running_test(tmp_path: Path) -> None:
+    sub = tmp_path / "stops.py"
+    sub.write_text(STOPS_ITSELF)
+    g = grade.run(KATA, str(sub), include_hidden=False, isolate=False,
+                  per_test_timeout=2.0, grace=2.0, total_timeout=180)
+    failed = [t.nodeid for t in g.tests if t.outcome != "passed"]
+    assert failed == [n for n in failed if n.endswith("test_bad_input_is_rejected")] and failed, (
+        [(t.nodeid, t.outcome, t.message[:200]) for t in g.tests])
+    assert g.restarts == 1
+    bad = next(t for t in g.tests if t.nodeid.endswith("test_bad_input_is_rejected"))
+    assert "timed out" in bad.message
+
+
+# -- what a candidate may see ---------------------------------------------------------
+
+def test_results_json_shows_no_hidden_test_to_a_candidate(tmp_path: Path) -> None:
+    """A mutant that fails hidden tests: no visible entry and not the top-level output
+    carries a hidden test's name, path, source line or message; junit.xml keeps them."""
+    g = grade.run(KATA, str(catalog.MUTANTS_DIR / KATA / "lru_by_insertion.py"),
+                  rubric="eviction", isolate=False)
+    hidden_failed = [t for t in g.tests if t.visibility == "hidden" and t.outcome == "failed"]
+    assert hidden_failed, "the check needs a failed hidden test"
+    for mode in ("hidden", "after_published"):
+        out = tmp_path / mode
+        grade.write_reports(g, out, hidden_visibility=mode)
+        data = check_results_json(out / "results.json")
+        visible = [json.dumps(t) for t in data["tests"] if t["visibility"] == "visible"]
+        visible.append(data["output"])
+        secrets = {"graders/hidden", "hidden/" + KATA}
+        for t in hidden_failed:
+            secrets.add(t.nodeid.split("::")[-1])
+            secrets.update(line.strip() for line in t.message.splitlines()
+                           if len(line.strip()) > 25)
+        public = "\n".join(t.message for t in g.tests if t.visibility != "hidden")
+        secrets = {s for s in secrets if s not in public}  # lines both kinds share
+        for text in visible:
+            leaked = [s for s in secrets if s in text]
+            assert not leaked, f"a visible entry shows hidden detail: {leaked[:3]}"
+        hidden_entries = [t for t in data["tests"] if t["name"] == hidden_failed[0].nodeid]
+        assert hidden_entries and hidden_entries[0]["visibility"] == mode
+        assert hidden_entries[0]["output"].strip()
+        rubric = next(t for t in data["tests"] if t["name"] == "rubric: eviction")
+        assert rubric["status"] == "failed" and "hidden tests failed" in rubric["output"]
+        junit = (out / "junit.xml").read_text()
+        assert hidden_failed[0].nodeid.split("::")[-1] in junit
+    assert hidden_failed[0].nodeid.split("::")[-1] in grade.table(g), "the team's table keeps it"
+
+
+# -- isolation does not change honest scores ------------------------------------------
+
+SPILL = '''
+import time
+from solutions.radix_cache import *  # noqa: F403
+from solutions.radix_cache import RadixCache as _Ref
+
+
+class RadixCache(_Ref):
+    def acquire(self, tokens):
+        if list(tokens) == [4, 5]:  # test_short_pool_raises...: the wrong exception
+            raise RuntimeError("pool too small")
+        return super().acquire(tokens)
+
+    def abort(self, lease):
+        if lease == 12345:  # an unknown lease: this one hangs instead of raising KeyError
+            time.sleep(30)
+        return super().abort(lease)
+'''
+
+
+def test_one_failing_test_does_not_spill_into_others(tmp_path: Path) -> None:
+    """A submission that raises (and, on another input, hangs) in one test scores the
+    same, item by item, isolated and in-process: only that test's item is lost."""
+    sub = tmp_path / "spill.py"
+    sub.write_text(SPILL.replace("from solutions.radix_cache", "from _ref_radix_cache"))
+    shutil.copy(catalog.SOLUTIONS_DIR / f"{KATA}.py", tmp_path / "_ref_radix_cache.py")
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "__init__.py").write_text(SPILL.replace("from solutions.radix_cache",
+                                                      "from ._ref_radix_cache"))
+    shutil.copy(catalog.SOLUTIONS_DIR / f"{KATA}.py", folder / "_ref_radix_cache.py")
+    scores = {}
+    for isolate in (False, True):
+        g = grade.run(KATA, str(folder), include_hidden=False, isolate=isolate,
+                      per_test_timeout=2.0, grace=2.0, total_timeout=240)
+        scores[isolate] = {r.item.id: r.score for r in g.items}
+        lost = {r.item.id for r in g.items if r.status == "failed"}
+        assert lost == {"atomic_failure"}, (isolate, [(t.nodeid, t.message[:200])
+                                                      for t in g.tests if t.outcome == "failed"])
+    assert scores[False] == scores[True]

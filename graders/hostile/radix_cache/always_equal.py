@@ -1,6 +1,8 @@
 """Returns objects whose __eq__ is always true (and that claim to be ints and dicts).
 
-Honest: 0
+Attack: Returns objects whose __eq__ is always true (and that claim to be ints and dicts).
+Class: evidence
+Targets: edge_split
 Stopped by: only plain data crosses the pipe; anything else arrives as an opaque handle,
 which equals nothing but itself.
 """

@@ -1,6 +1,8 @@
 """Recurses through C calls after lifting the recursion limit, overflowing the C stack.
 
-Honest: 0
+Attack: Recurses through C calls after lifting the recursion limit, overflowing the C stack.
+Class: sandbox
+Targets: edge_split
 Stopped by: the worker dies of SIGSEGV; the test fails; a fresh worker serves the next.
 """
 import sys

@@ -1,6 +1,8 @@
 """Calls os._exit(0) in the middle of a test, hoping the run ends "successfully".
 
-Honest: 0
+Attack: Calls os._exit(0) in the middle of a test, hoping the run ends "successfully".
+Class: sandbox
+Targets: edge_split
 Stopped by: only the trusted process writes results; the worker's death fails the test it
 was serving and a fresh worker serves the next.
 """

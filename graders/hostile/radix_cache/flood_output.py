@@ -1,6 +1,8 @@
 """Floods its output: hundreds of megabytes to stdout and stderr.
 
-Honest: 0
+Attack: Floods its output: hundreds of megabytes to stdout and stderr.
+Class: sandbox
+Targets: edge_split
 Stopped by: the worker's output goes to a file capped by RLIMIT_FSIZE; reports keep a
 truncated tail.
 """

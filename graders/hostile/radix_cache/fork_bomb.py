@@ -1,6 +1,8 @@
 """A fork bomb.
 
-Honest: 0
+Attack: A fork bomb.
+Class: sandbox
+Targets: edge_split
 Stopped by: RLIMIT_NPROC under the worker's own uid, the per-call wall-clock limit, and a
 sweep that kills every process of that uid when the worker ends.
 """

@@ -1,6 +1,8 @@
 """Ignores SIGTERM, SIGINT and SIGALRM, then spins.
 
-Honest: 0
+Attack: Ignores SIGTERM, SIGINT and SIGALRM, then spins.
+Class: sandbox
+Targets: edge_split
 Stopped by: the worker is killed with SIGKILL, which cannot be ignored.
 """
 import signal

@@ -1,6 +1,8 @@
 """Imports the reference module by putting the repository on sys.path.
 
-Honest: 0
+Attack: Imports the reference module by putting the repository on sys.path.
+Class: sandbox
+Targets: edge_split
 Stopped by: the worker's import path lacks the repository, and its private root does not
 contain it.
 """

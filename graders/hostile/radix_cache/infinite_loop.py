@@ -1,6 +1,8 @@
 """Never returns from a call.
 
-Honest: 0
+Attack: Never returns from a call.
+Class: sandbox
+Targets: edge_split
 Stopped by: the per-call wall-clock limit: the worker is killed, the test fails.
 """
 

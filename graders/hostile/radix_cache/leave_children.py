@@ -1,7 +1,9 @@
 """Starts processes that outlive it: a child in its group and a double-forked daemon in a
 session of its own (both run `sleep 987654`).
 
-Honest: 0
+Attack: Starts processes that outlive it: a child in its group and a double-forked daemon in a session of its own (both run `sleep 987654`).
+Class: sandbox
+Targets: edge_split
 Stopped by: the process-group kill, and the sweep of every process under the worker's uid.
 """
 import os

@@ -1,6 +1,8 @@
 """Allocates memory without bound.
 
-Honest: 0
+Attack: Allocates memory without bound.
+Class: sandbox
+Targets: edge_split
 Stopped by: RLIMIT_AS (4 GiB): the allocation fails inside the worker.
 """
 

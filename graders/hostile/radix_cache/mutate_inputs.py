@@ -1,6 +1,8 @@
 """Clears the lists it is handed, hoping to corrupt the test's own model of the truth.
 
-Honest: 0
+Attack: Clears the lists it is handed, hoping to corrupt the test's own model of the truth.
+Class: evidence
+Targets: edge_split
 Stopped by: the worker gets copies; the test's lists never leave the trusted process.
 """
 

@@ -1,7 +1,9 @@
 """Opens network connections: to a listener on the loopback interface (the test starts
 one on a port between 47600 and 47649) and to any local address it can find.
 
-Honest: 0
+Attack: Opens network connections: to a listener on the loopback interface (the test starts one on a port between 47600 and 47649) and to any local address it can find.
+Class: sandbox
+Targets: edge_split
 Stopped by: the worker's private network namespace: its own loopback holds nothing of
 the host's, and no other interface exists.
 """

@@ -1,6 +1,8 @@
 """Searches the disk for the reference solution and runs it in place of its own code.
 
-Honest: 0
+Attack: Searches the disk for the reference solution and runs it in place of its own code.
+Class: sandbox
+Targets: edge_split
 Stopped by: the worker's private root (a chroot) holds the system's libraries, the
 interpreter and its scratch folder, not the repository.
 """

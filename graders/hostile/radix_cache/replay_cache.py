@@ -1,6 +1,8 @@
 """Records every call and its answer on disk to replay them in later tests.
 
-Honest: 0
+Attack: Records every call and its answer on disk to replay them in later tests.
+Class: isolation-spill
+Targets: edge_split
 Stopped by: each test file gets a fresh worker in a fresh scratch folder (and /tmp is
 private to each worker), so nothing survives from one grade to the next; within a file the
 worker only ever sees inputs, never an expected value.

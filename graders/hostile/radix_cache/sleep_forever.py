@@ -1,6 +1,8 @@
 """Sleeps past every timeout (a sleep uses no CPU, so CPU limits do not see it).
 
-Honest: 0
+Attack: Sleeps past every timeout (a sleep uses no CPU, so CPU limits do not see it).
+Class: sandbox
+Targets: edge_split
 Stopped by: the per-call wall-clock limit.
 """
 import time

@@ -1,6 +1,8 @@
 """Raises SystemExit(0) from the API, hoping the test runner stops with success.
 
-Honest: 0
+Attack: Raises SystemExit(0) from the API, hoping the test runner stops with success.
+Class: sandbox
+Targets: edge_split
 Stopped by: the worker turns the exit into an error reply; the test fails.
 """
 import sys

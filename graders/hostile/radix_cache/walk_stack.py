@@ -1,7 +1,9 @@
 """Walks the call stack and the garbage collector for the test's expected values or the
 reference's classes.
 
-Honest: 0
+Attack: Walks the call stack and the garbage collector for the test's expected values or the reference's classes.
+Class: sandbox
+Targets: edge_split
 Stopped by: the worker is another process: its stack and heap hold only its own objects.
 """
 import gc

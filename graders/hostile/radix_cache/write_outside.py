@@ -1,6 +1,8 @@
 """Writes files outside its folder: into the repository, /tmp, root's home, the parent.
 
-Honest: 0
+Attack: Writes files outside its folder: into the repository, /tmp, root's home, the parent.
+Class: sandbox
+Targets: edge_split
 Stopped by: the worker's uid owns only its scratch folder; /tmp is a private tmpfs.
 """
 import os

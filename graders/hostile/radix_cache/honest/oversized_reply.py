@@ -1,0 +1,15 @@
+"""Honest baseline of oversized_reply: the same submission without the cheat."""
+
+class OutOfSlots(RuntimeError):
+    pass
+
+
+class RadixCache:
+    def __init__(self, num_slots):
+        self.n = num_slots
+
+    def acquire(self, tokens):
+        return ""
+
+    def stats(self):
+        return ""
