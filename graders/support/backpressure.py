@@ -571,6 +571,10 @@ class EngineLink:
         self._sock.close()
 
 
+class _Malformed(Exception):
+    """A request that is not one of the engine's four calls: its connection is closed."""
+
+
 class EngineHost:
     """Serves a ``FakeEngine`` to ``EngineLink`` connections (trusted side).
 
@@ -627,19 +631,19 @@ class EngineHost:
                     return
                 try:
                     reply = {"ok": self._dispatch(request)}
-                except (TypeError, ValueError) as exc:
+                except (TypeError, ValueError) as exc:  # the engine refused the call
                     reply = {"error": str(exc)[:500], "type": type(exc).__name__}
                 conn.settimeout(30.0)
                 _send_frame(conn, reply)
                 conn.settimeout(0.1)
-        except (OSError, ValueError):
+        except (OSError, ValueError, _Malformed):
             return
         finally:
             conn.close()
 
     def _dispatch(self, request: Any) -> Any:
         if not isinstance(request, list) or not request or not isinstance(request[0], str):
-            raise ValueError("malformed engine request")
+            raise _Malformed()
         op, args = request[0], request[1:]
         if op == "busy" and not args:
             return self.engine.busy()
@@ -655,10 +659,10 @@ class EngineHost:
             try:
                 prompt = base64.b64decode(args[1], validate=True)
             except ValueError:
-                raise ValueError("malformed engine request") from None
+                raise _Malformed() from None
             self.engine.add(args[0], prompt)
             return None
-        raise ValueError(f"malformed engine request {str(request)[:80]}")
+        raise _Malformed()
 
     def close(self) -> None:
         self._stopping.set()

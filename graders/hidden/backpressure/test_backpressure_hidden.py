@@ -228,7 +228,7 @@ def test_finish_with_queued_bytes_closes_after_they_are_written():
 # helpers.py), comparing the answers, and the CPU time, with the reference's.
 
 CHURN_ROUNDS, CHURN_STREAMS, CARRIED = 5, 4000, 64
-GROWTH_BOUND = 1 << 20
+GROWTH_BOUND = 512 << 10   # a tombstone per ended stream grows it by about 3 MiB
 
 
 @pytest.mark.rubric("no_leak")
@@ -270,7 +270,7 @@ def test_buffers_of_ended_streams_are_released():
     assert seen["wrong"] is None, f"the workload got wrong answers: {seen['wrong']}"
     memory = seen["memory"]
     growth = memory[-1] - memory[1]
-    assert growth <= 2 * GROWTH_BOUND, (
+    assert growth <= 4 * GROWTH_BOUND, (
         f"each round, 50 streams that buffered 100 kB each end (half by overflow, half by a "
         f"disconnect) and 50 new ones take their place, yet over {rounds - 1} rounds the "
         f"worker's memory grew by {growth >> 10} KiB: an ended stream's buffer must be freed")

@@ -1,0 +1,129 @@
+"""The backpressure kata graded on evidence from outside the worker.
+
+The pieces the trusted side relies on (the engine served from the test process, tokens
+only the engine can produce, /proc measurements of a process tree) each get a check that
+can fail, and the hostile backpressure cases are graded on the rubric item they target,
+beside their honest baselines (the generic suite in test_hostile.py grades whole reports;
+these name the item, which is faster and says more).
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from graders import catalog, grade, outside
+from graders.support import backpressure as support
+
+HOSTILE = catalog.ROOT / "graders" / "hostile" / "backpressure"
+
+
+def test_a_salted_engine_produces_bytes_only_the_engine_knows() -> None:
+    engine = support.FakeEngine(salt=b"secret")
+    engine.add("s0", b"alice 3 40")
+    out = b"".join(data for _ in range(3) for _, data, _ in engine.step())
+    assert out == engine.expected(b"alice 3 40")
+    assert out != support.expected_output(b"alice 3 40"), "the salt changes the padding"
+    assert out.startswith(b"<alice:0>"), "a token still names its position"
+    other = support.FakeEngine(salt=b"other")
+    assert other.expected(b"alice 3 40") != out
+    assert support.FakeEngine().expected(b"a 2 1") == b"<<", "no salt: the readable format"
+
+
+def test_the_engine_host_serves_the_api_and_drops_malformed_requests() -> None:
+    engine = support.FakeEngine(salt=b"k")
+    host = support.EngineHost(engine, socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+    try:
+        link = support.EngineLink(host.port)
+        assert not link.busy()
+        link.add("s0", b"bob 2 16")
+        with pytest.raises(ValueError):
+            link.add("s0", b"bob 2 16")       # an id the engine has seen
+        with pytest.raises(ValueError):
+            link.add("s1", b"not a prompt")
+        assert link.busy()
+        first = link.step()
+        link.cancel("s0")
+        link.cancel("s0")
+        late = link.step()
+        assert [(sid, done) for sid, _, done in first + late] == [("s0", False), ("s0", True)]
+        assert b"".join(d for _, d, _ in first + late) == engine.expected(b"bob 2 16")
+        assert engine.cancels["s0"] == 2, "every cancel is recorded on the trusted side"
+        link.close()
+        # a malformed request closes its connection and changes nothing
+        raw = socket.create_connection((support.HOST, host.port), timeout=5)
+        body = b'{"op": "cancel"}'
+        raw.sendall(struct.pack("<I", len(body)) + body)
+        assert raw.recv(64) == b""
+        raw.close()
+        raw = socket.create_connection((support.HOST, host.port), timeout=5)
+        raw.sendall(struct.pack("<I", 1 << 30))   # an oversized frame
+        assert raw.recv(64) == b""
+        raw.close()
+        assert dict(engine.cancels) == {"s0": 2} and set(engine.prompts) == {"s0"}
+    finally:
+        host.close()
+
+
+def test_measurements_from_outside_cover_the_whole_process_tree() -> None:
+    # a parent that starts a child; the child holds 64 MiB and burns CPU
+    code = ("import subprocess, sys; subprocess.run([sys.executable, '-c', "
+            "'import time; b = bytearray(64 << 20); t = time.process_time()\\n"
+            "while time.process_time() - t < 0.3: pass\\ntime.sleep(30)'])")
+    parent = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if len(outside.worker_pids(parent.pid)) == 2 and \
+                    outside.cpu_seconds(parent.pid) >= 0.3:
+                break
+            time.sleep(0.05)
+        pids = outside.worker_pids(parent.pid)
+        assert len(pids) == 2 and pids[0] == parent.pid
+        assert outside.memory_bytes(parent.pid) >= 64 << 20
+        assert outside.cpu_seconds(parent.pid) >= 0.3
+    finally:
+        parent.kill()
+        parent.wait()
+        for pid in outside.worker_pids(parent.pid)[1:]:
+            subprocess.run(["kill", "-9", str(pid)], check=False)
+    with pytest.raises(ValueError):
+        outside.sockets_in_netns(parent.pid, 0)
+
+
+def _item_score(path: Path, item: str, isolate: bool = True) -> int:
+    g = grade.run("backpressure", str(path), rubric=item, isolate=isolate)
+    (found,) = [i for i in g.items if i.item.id == item]
+    return found.score
+
+
+# attack -> the rubric item it targets (its baseline fails that item)
+ATTACKS = {"replace_size_measurement": "no_leak", "forge_engine_records": "slow_client_isolation",
+           "forge_client_bytes": "slow_client_isolation", "inflate_baseline": "no_leak"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_a_backpressure_attack_scores_no_more_than_its_baseline(attack: str) -> None:
+    item = ATTACKS[attack]
+    honest = _item_score(HOSTILE / "honest" / f"{attack}.py", item)
+    cheat = _item_score(HOSTILE / f"{attack}.py", item)
+    assert honest == 0, f"the baseline of {attack} should fail {item}"
+    assert cheat <= honest, f"{attack} scored {cheat} on {item}, its baseline {honest}"
+
+
+@pytest.mark.slow
+def test_an_exception_on_a_ruled_out_input_stays_in_its_own_test() -> None:
+    # the solution raises where the budget machine feeds it output after a finish (owned
+    # by budget_includes_pending); overflow_cancels must not notice, in either mode
+    path = HOSTILE / "raise_on_ruled_out_input.py"
+    isolated = _item_score(path, "overflow_cancels", isolate=True)
+    in_process = _item_score(path, "overflow_cancels", isolate=False)
+    assert isolated == in_process == 10, (
+        f"overflow_cancels scored {isolated} isolated and {in_process} in-process")
