@@ -5,11 +5,16 @@ and calls ``add``, ``cancel``, ``step`` and ``busy``; the tests read its records
 (``cancels``, ``emitted``, ``finished``) to see what the server asked of it. It is not part
 of what the candidate writes.
 
-The second half holds the drivers the tests run next to the implementation (in the
-grader's sandboxed worker, or in the test's own process): a server scenario over loopback
-sockets, memory and work measurements of an ``OutputBuffers``. They only observe and
-report plain data (bytes received, engine records, sizes, seconds); every expectation is
-in the tests.
+The second half holds the server scenario and the workloads. The scenario's clients and
+the engine always live in the trusted test process (``play_scenario``); only the server
+runs next to the implementation: in the same process under practice, in the grader's
+sandboxed worker when grading isolated, where it reaches the engine's state on the
+trusted side through ``EngineLink`` / ``EngineHost`` (tests/backpressure/helpers.py wires
+them up). The in-process memory and work drivers (``churn_sizes``, ``time_events``, ...)
+measure an ``OutputBuffers`` from inside its own process, so they serve only trusted
+in-process runs; isolated grading runs the workloads at the end of this file in the worker
+and reads its memory and CPU time from the kernel (graders/outside.py). Every
+expectation is in the tests.
 
 The engine is deterministic: a prompt ``b"<name> <n_tokens> <token_bytes>"`` produces
 ``n_tokens`` tokens of ``token_bytes`` bytes each, one token per running generation per
