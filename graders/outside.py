@@ -145,16 +145,33 @@ socket.send_fds(chan, [b"ok"], [s.fileno() for s in socks])
 """ % (CLONE_NEWUSER, CLONE_NEWNET)
 
 
-def sockets_in_netns(pid: int, count: int) -> list[socket.socket]:
-    """``count`` fresh TCP sockets (not bound, not connected) that live in the network
-    namespace of process ``pid``: on 127.0.0.1 they reach that namespace's loopback.
+def _netns_holder(root: int) -> int:
+    """The process nearest ``root`` in its tree (breadth first) whose network namespace
+    is not ours; ``root`` when there is none. Under bubblewrap the root process stays in
+    our namespace and its child enters the worker's; a namespace that a process of the
+    worker makes later lies deeper, so it is never chosen."""
+    ours = _netns(os.getpid())
+    for pid in worker_pids(root):
+        try:
+            if _netns(pid) != ours:
+                return pid
+        except OSError:
+            continue
+    return root
 
-    When ``pid`` shares this process's namespace they are plain sockets. Otherwise a short
-    helper process of ours joins the namespace, creates them and hands them back; it never
-    runs in the worker's pid namespace, and the worker cannot see or signal it.
+
+def sockets_in_netns(root: int, count: int) -> list[socket.socket]:
+    """``count`` fresh TCP sockets (not bound, not connected) that live in the network
+    namespace of the worker whose tree is rooted at ``root``: on 127.0.0.1 they reach
+    that namespace's loopback.
+
+    When the worker shares this process's namespace they are plain sockets. Otherwise a
+    short helper process of ours joins the namespace, creates them and hands them back; it
+    never runs in the worker's pid namespace, and the worker cannot see or signal it.
     """
     if not 0 < count <= 64:
         raise ValueError(f"count must lie in 1..64, got {count}")
+    pid = _netns_holder(root)
     if _netns(pid) == _netns(os.getpid()):
         return [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -9,6 +9,8 @@ these name the item, which is faster and says more).
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import struct
 import subprocess
@@ -22,6 +24,17 @@ from graders import catalog, grade, outside
 from graders.support import backpressure as support
 
 HOSTILE = catalog.ROOT / "graders" / "hostile" / "backpressure"
+
+
+def _end_tree(parent: subprocess.Popen[bytes]) -> None:
+    """Kill ``parent`` and every process under it (found before the parent goes)."""
+    pids = outside.worker_pids(parent.pid)
+    for pid in reversed(pids):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    parent.wait()
 
 
 def test_a_salted_engine_produces_bytes_only_the_engine_knows() -> None:
@@ -89,12 +102,42 @@ def test_measurements_from_outside_cover_the_whole_process_tree() -> None:
         assert outside.memory_bytes(parent.pid) >= 64 << 20
         assert outside.cpu_seconds(parent.pid) >= 0.3
     finally:
-        parent.kill()
-        parent.wait()
-        for pid in outside.worker_pids(parent.pid)[1:]:
-            subprocess.run(["kill", "-9", str(pid)], check=False)
+        _end_tree(parent)
     with pytest.raises(ValueError):
         outside.sockets_in_netns(parent.pid, 0)
+
+
+def test_sockets_reach_a_server_in_the_network_namespace_of_a_child() -> None:
+    # like bubblewrap: the tree's root stays in our namespace, its child has its own with
+    # a server on 127.0.0.1 that nothing in our namespace can reach
+    serve = ("import socket, sys; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); "
+             "print(s.getsockname()[1], flush=True); c, _ = s.accept(); c.sendall(b'inside')")
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, sys; subprocess.run(['unshare', '-rn', "
+         "'sh', '-c', 'ip link set lo up 2>/dev/null; exec \"$0\" -c \"$1\"', sys.executable, "
+         "sys.argv[1]])", serve], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert parent.stdout is not None
+        line = parent.stdout.readline()
+        if not line.strip().isdigit():
+            pytest.skip(f"no network namespace here: {parent.stderr.read(300)!r}"
+                        if parent.stderr else "no network namespace here")
+        port = int(line)
+        pids = outside.worker_pids(parent.pid)
+        assert len(pids) >= 2
+        with socket.socket() as plain:   # from our own namespace it is not there
+            plain.settimeout(2)
+            with pytest.raises(OSError):
+                plain.connect(("127.0.0.1", port))
+                if plain.recv(16) != b"inside":
+                    raise OSError("someone else")
+        (inside,) = outside.sockets_in_netns(parent.pid, 1)
+        with inside:
+            inside.settimeout(5)
+            inside.connect(("127.0.0.1", port))
+            assert inside.recv(16) == b"inside"
+    finally:
+        _end_tree(parent)
 
 
 def _item_score(path: Path, item: str, isolate: bool = True) -> int:
