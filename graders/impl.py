@@ -205,6 +205,18 @@ def run_support(kata: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     return session.support_call(module, fn.__name__, args, kwargs)
 
 
+def worker_process(kata: str) -> tuple[int, int | None]:
+    """``(pid, uid)`` of the running worker of ``kata`` (started if need be): the root of
+    its process tree, and the uid of its own when the sandbox gave it one (else None).
+    For measurements of the worker taken from outside it (graders/outside.py); only
+    meaningful when isolated."""
+    if not _isolate:
+        raise RuntimeError("worker_process: the implementation runs in this process")
+    remote = _remote(kata)
+    worker = object.__getattribute__(remote, "_session").current()
+    return int(worker.proc.pid), worker.uid
+
+
 def kata_impl(name: str) -> Any:
     """The implementation under test for kata ``name`` (see the module docstring)."""
     if not (catalog.KATAS_DIR / name).is_dir():

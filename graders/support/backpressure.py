@@ -5,11 +5,16 @@ and calls ``add``, ``cancel``, ``step`` and ``busy``; the tests read its records
 (``cancels``, ``emitted``, ``finished``) to see what the server asked of it. It is not part
 of what the candidate writes.
 
-The second half holds the drivers the tests run next to the implementation (in the
-grader's sandboxed worker, or in the test's own process): a server scenario over loopback
-sockets, memory and work measurements of an ``OutputBuffers``. They only observe and
-report plain data (bytes received, engine records, sizes, seconds); every expectation is
-in the tests.
+The second half holds the server scenario and the workloads. The scenario's clients and
+the engine always live in the trusted test process (``play_scenario``); only the server
+runs next to the implementation: in the same process under practice, in the grader's
+sandboxed worker when grading isolated, where it reaches the engine's state on the
+trusted side through ``EngineLink`` / ``EngineHost`` (tests/backpressure/helpers.py wires
+them up). The in-process memory and work drivers (``churn_sizes``, ``time_events``, ...)
+measure an ``OutputBuffers`` from inside its own process, so they serve only trusted
+in-process runs; isolated grading runs the workloads at the end of this file in the worker
+and reads its memory and CPU time from the kernel (graders/outside.py). Every
+expectation is in the tests.
 
 The engine is deterministic: a prompt ``b"<name> <n_tokens> <token_bytes>"`` produces
 ``n_tokens`` tokens of ``token_bytes`` bytes each, one token per running generation per
@@ -22,9 +27,13 @@ accept such late output.
 from __future__ import annotations
 
 import asyncio
+import base64
 import gc
+import hashlib
+import json
 import selectors
 import socket
+import struct
 import sys
 import threading
 import time
@@ -50,18 +59,30 @@ def parse_prompt(prompt: bytes) -> tuple[str, int, int]:
     return name, n, size
 
 
-def token(name: str, index: int, size: int) -> bytes:
-    """Token ``index`` of generation ``name``: ``size`` bytes that name their position."""
+def token(name: str, index: int, size: int, salt: bytes = b"") -> bytes:
+    """Token ``index`` of generation ``name``: ``size`` bytes that name their position.
+
+    With a ``salt`` (the grader's engine picks a secret one), the padding after the name
+    is drawn from a keyed hash, so the only way to learn a token is ``engine.step()``;
+    tokens shorter than their name are all keyed bytes then.
+    """
     head = f"<{name}:{index}>".encode("ascii")
+    if not salt:
+        if size <= len(head):
+            return head[:size]
+        return head + b"." * (size - len(head) - 1) + b"\n"
+    key = hashlib.blake2b(f"{name}:{index}".encode("ascii"), key=salt[:64],
+                          digest_size=32).hexdigest().encode("ascii")
     if size <= len(head):
-        return head[:size]
-    return head + b"." * (size - len(head) - 1) + b"\n"
+        return (key * (size // len(key) + 1))[:size]
+    fill = size - len(head) - 1
+    return head + (key * (fill // len(key) + 1))[:fill] + b"\n"
 
 
-def expected_output(prompt: bytes) -> bytes:
+def expected_output(prompt: bytes, salt: bytes = b"") -> bytes:
     """Everything a generation for ``prompt`` produces when it runs to the end."""
     name, n, size = parse_prompt(prompt)
-    return b"".join(token(name, i, size) for i in range(n))
+    return b"".join(token(name, i, size, salt) for i in range(n))
 
 
 @dataclass
@@ -79,7 +100,8 @@ class FakeEngine:
     Thread-safe: the server may run in another thread than the test that reads the records.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, salt: bytes = b"") -> None:
+        self._salt = bytes(salt)
         self._lock = threading.Lock()
         self._running: dict[str, _Generation] = {}
         self.prompts: dict[str, bytes] = {}      # stream id -> prompt, for every add
@@ -93,6 +115,8 @@ class FakeEngine:
 
         Raises ValueError for a malformed prompt or an id that was added before.
         """
+        if not isinstance(stream_id, str):
+            raise TypeError(f"a stream id is a str, got {type(stream_id).__name__}")
         name, n, size = parse_prompt(prompt)
         with self._lock:
             if stream_id in self.prompts:
@@ -123,7 +147,7 @@ class FakeEngine:
         with self._lock:
             self.steps += 1
             for sid, gen in list(self._running.items()):
-                data = token(gen.name, gen.produced, gen.token_bytes)
+                data = token(gen.name, gen.produced, gen.token_bytes, self._salt)
                 gen.produced += 1
                 done = gen.produced == gen.n_tokens
                 out.append((sid, data, done))
@@ -143,6 +167,10 @@ class FakeEngine:
                 if prompt.split()[:1] == [name.encode("ascii")]:
                     return sid
         return None
+
+    def expected(self, prompt: bytes) -> bytes:
+        """Everything this engine produces for ``prompt`` when it runs to the end."""
+        return expected_output(prompt, self._salt)
 
     def running(self, stream_id: str) -> bool:
         with self._lock:
@@ -188,6 +216,7 @@ class ServerThread:
                                        name="backpressure-server")
         self.thread.start()
         self.timeout = timeout
+        self.link: Any = None  # the EngineLink a start_server driver opened
 
         async def make_and_start() -> tuple[Any, Any]:
             server = server_cls(engine, budget)
@@ -255,15 +284,15 @@ def running_server(server_cls: Any, engine: FakeEngine, budget: int) -> Iterator
                 pass
 
 
-def connect(port: int, prompt: bytes, rcvbuf: int | None = None) -> socket.socket:
-    """A client that connected and sent ``prompt`` plus the newline."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def connect(sock: socket.socket, port: int, prompt: bytes,
+            rcvbuf: int | None = None) -> socket.socket:
+    """``sock`` (a fresh TCP socket) connected to the server, the prompt line sent."""
     if rcvbuf is not None:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-    s.settimeout(5.0)
-    s.connect((HOST, port))
-    s.sendall(prompt + b"\n")
-    return s
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    sock.settimeout(5.0)
+    sock.connect((HOST, port))
+    sock.sendall(prompt + b"\n")
+    return sock
 
 
 def read_until_closed(socks: dict[str, socket.socket], deadline: float,
@@ -318,10 +347,23 @@ def _records(engine: FakeEngine, sids: dict[str, str]) -> dict[str, Any]:
             "finished": sorted(finished)}
 
 
-def run_server_scenario(server_cls: Any, budget: int,
-                        steps: Sequence[Sequence[Any]]) -> dict[str, Any]:
-    """Start ``server_cls(FakeEngine(), budget)`` on 127.0.0.1, play ``steps`` with
-    blocking clients, stop the server, and report what was observed.
+def connects(steps: Sequence[Sequence[Any]]) -> int:
+    """How many clients a scenario connects (one socket each)."""
+    return sum(1 for step in steps if step and step[0] == "connect")
+
+
+def play_scenario(engine: FakeEngine, port: int, sockets: Sequence[socket.socket],
+                  steps: Sequence[Sequence[Any]], stop: Callable[[], str | None]
+                  ) -> dict[str, Any]:
+    """Play ``steps`` against a server listening on ``port`` that drives ``engine``, then
+    ``stop()`` it, and report what was observed.
+
+    This is the client side and the judge's view of the engine: it runs in the trusted
+    test process (in-process and isolated alike); only the server runs next to the
+    implementation. ``sockets`` are fresh TCP sockets, one per ``connect`` step, that can
+    reach the server's loopback. They are closed, and ``stop`` is called, whatever
+    happens; an exception of a step propagates after that (a failing ``stop`` is then
+    ignored: the step's failure matters more).
 
     Clients are named by the generation name of their prompt (``b"alice 10 4"``: alice).
     Steps, each a list whose first element says what to do:
@@ -341,13 +383,14 @@ def run_server_scenario(server_cls: Any, budget: int,
     - ``["records"]``: the engine's records now.
 
     Returns ``{"steps": [one report per step], "after_stop": records, "stop_error": str or
-    None}``, where records are ``{"sids": {name: stream id}, "cancels": {sid: calls},
-    "emitted": {sid: bytes}, "finished": [sid, ...]}``. An exception of the server's
-    ``__init__`` or ``start`` (or a start that does not return in 5 s) propagates.
+    None, "want": {name: the client's whole output}}``, where records are ``{"sids": {name:
+    stream id}, "cancels": {sid: calls}, "emitted": {sid: bytes}, "finished": [sid,
+    ...]}``.
     """
-    engine = FakeEngine()
     socks: dict[str, socket.socket] = {}
+    free = list(sockets)
     sids: dict[str, str] = {}
+    want: dict[str, bytes] = {}
     reports: list[dict[str, Any]] = []
 
     def sid_of(name: str) -> str | None:
@@ -363,13 +406,15 @@ def run_server_scenario(server_cls: Any, budget: int,
         held = wait_for(cond, timeout)
         return {"held": held, "seconds": time.monotonic() - t0}
 
-    srv = ServerThread(server_cls, engine, budget)
     try:
         for step in steps:
             op = step[0]
             if op == "connect":
                 _, name, prompt, rcvbuf = step
-                socks[name] = connect(srv.port, bytes(prompt), rcvbuf)
+                if not free:
+                    raise ValueError("more connect steps than sockets")
+                want[name] = engine.expected(bytes(prompt))
+                socks[name] = connect(free.pop(0), port, bytes(prompt), rcvbuf)
                 reports.append({})
             elif op == "await_stream":
                 _, name, timeout = step
@@ -406,21 +451,264 @@ def run_server_scenario(server_cls: Any, budget: int,
                 raise ValueError(f"unknown scenario step {step!r}")
     except BaseException:
         try:
-            srv.stop()
+            stop()
         except BaseException:  # noqa: BLE001 - the step's own failure matters more
             pass
         raise
     finally:
-        for s in socks.values():
+        for s in list(sockets):
             s.close()
-    stop_error: str | None = None
+    stop_error = stop()
+    for prompt in list(engine.prompts.values()):
+        sid_of(parse_prompt(prompt)[0])
+    return {"steps": reports, "after_stop": _records(engine, sids), "stop_error": stop_error,
+            "want": want}
+
+
+def run_server_scenario(server_cls: Any, budget: int,
+                        steps: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """The whole scenario in this process: start ``server_cls(FakeEngine(), budget)`` on
+    127.0.0.1 in a background thread, ``play_scenario``, stop it. Used when the
+    implementation runs in the test's own process (practice, and grading --in-process).
+    An exception of the server's ``__init__`` or ``start`` (or a start that does not
+    return in 5 s) propagates."""
+    engine = FakeEngine()
+    srv = ServerThread(server_cls, engine, budget)
+
+    def stop() -> str | None:
+        try:
+            srv.stop()
+        except Exception as exc:  # noqa: BLE001 - reported, judged by the test
+            return f"{type(exc).__name__}: {exc}"
+        return None
+
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(connects(steps))]
+    return play_scenario(engine, srv.port, socks, steps, stop)
+
+
+# -- the engine across the sandbox: its state on the trusted side -------------------------
+#
+# When grading isolated, the engine's state and records live in the trusted test process
+# (``EngineHost``); the server in the worker gets an ``EngineLink`` whose four methods are
+# remote calls over a TCP connection on the worker's loopback. Replacing the link inside
+# the worker gains nothing: all it can do is call the engine's API.
+
+_MAX_ENGINE_MESSAGE = 1 << 16
+_MAX_ENGINE_REPLY = 64 << 20
+
+
+def _send_frame(sock: socket.socket, value: Any) -> None:
+    data = json.dumps(value, separators=(",", ":")).encode("utf-8")
+    sock.sendall(struct.pack("<I", len(data)) + data)
+
+
+def _recv_exact(sock: socket.socket, n: int, alive: Callable[[], bool]) -> bytes | None:
+    buf = bytearray()
+    while len(buf) < n:
+        try:
+            chunk = sock.recv(n - len(buf))
+        except TimeoutError:
+            if not alive():
+                return None
+            continue
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        buf += chunk
+    return bytes(buf)
+
+
+def _recv_frame(sock: socket.socket, limit: int,
+                alive: Callable[[], bool] = lambda: True) -> Any:
+    head = _recv_exact(sock, 4, alive)
+    if head is None:
+        return None
+    (size,) = struct.unpack("<I", head)
+    if size > limit:
+        raise ValueError(f"engine message of {size} bytes exceeds {limit}")
+    body = _recv_exact(sock, size, alive)
+    if body is None:
+        return None
+    return json.loads(body.decode("utf-8"))
+
+
+class EngineLink:
+    """The engine as the server in the worker sees it when the engine lives on the
+    trusted side: ``add``, ``cancel``, ``busy`` and ``step``, each a remote call."""
+
+    def __init__(self, port: int) -> None:
+        self._sock = socket.create_connection((HOST, port), timeout=30.0)
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._lock = threading.Lock()
+
+    def _call(self, *request: Any) -> Any:
+        with self._lock:
+            _send_frame(self._sock, list(request))
+            reply = _recv_frame(self._sock, _MAX_ENGINE_REPLY)
+        if not isinstance(reply, dict):
+            raise ConnectionError("the engine went away")
+        if "error" in reply:
+            kind = {"TypeError": TypeError}.get(str(reply.get("type")), ValueError)
+            raise kind(str(reply["error"]))
+        return reply.get("ok")
+
+    def add(self, stream_id: str, prompt: bytes) -> None:
+        if not isinstance(prompt, (bytes, bytearray)):
+            raise TypeError(f"a prompt is bytes, got {type(prompt).__name__}")
+        if not isinstance(stream_id, str):
+            raise TypeError(f"a stream id is a str, got {type(stream_id).__name__}")
+        self._call("add", stream_id, base64.b64encode(bytes(prompt)).decode("ascii"))
+
+    def cancel(self, stream_id: str) -> None:
+        if not isinstance(stream_id, str):
+            raise TypeError(f"a stream id is a str, got {type(stream_id).__name__}")
+        self._call("cancel", stream_id)
+
+    def busy(self) -> bool:
+        return bool(self._call("busy"))
+
+    def step(self) -> list[tuple[str, bytes, bool]]:
+        return [(str(sid), base64.b64decode(data), bool(done))
+                for sid, data, done in self._call("step")]
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+class _Malformed(Exception):
+    """A request that is not one of the engine's four calls: its connection is closed."""
+
+
+class EngineHost:
+    """Serves a ``FakeEngine`` to ``EngineLink`` connections (trusted side).
+
+    ``listener`` is a fresh TCP socket that can reach the worker's loopback; it is bound
+    to 127.0.0.1 on a free port (``self.port``). Requests are checked strictly: a
+    malformed one closes its connection. ``close`` ends every thread it started.
+    """
+
+    MAX_CONNECTIONS = 8
+
+    def __init__(self, engine: FakeEngine, listener: socket.socket) -> None:
+        self.engine = engine
+        self._listener = listener
+        listener.bind((HOST, 0))
+        listener.listen(8)
+        listener.settimeout(0.1)
+        self.port = int(listener.getsockname()[1])
+        self._stopping = threading.Event()
+        self._conns: list[socket.socket] = []
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        accept = threading.Thread(target=self._accept, daemon=True, name="engine-host")
+        self._threads.append(accept)
+        accept.start()
+
+    def _alive(self) -> bool:
+        return not self._stopping.is_set()
+
+    def _accept(self) -> None:
+        while self._alive():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with self._lock:
+                if len(self._conns) >= self.MAX_CONNECTIONS or not self._alive():
+                    conn.close()
+                    continue
+                self._conns.append(conn)
+                conn.settimeout(0.1)
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                t = threading.Thread(target=self._serve, args=(conn,), daemon=True,
+                                     name="engine-host-conn")
+                self._threads.append(t)
+                t.start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            while self._alive():
+                request = _recv_frame(conn, _MAX_ENGINE_MESSAGE, self._alive)
+                if request is None:
+                    return
+                try:
+                    reply = {"ok": self._dispatch(request)}
+                except (TypeError, ValueError) as exc:  # the engine refused the call
+                    reply = {"error": str(exc)[:500], "type": type(exc).__name__}
+                conn.settimeout(30.0)
+                _send_frame(conn, reply)
+                conn.settimeout(0.1)
+        except (OSError, ValueError, _Malformed):
+            return
+        finally:
+            conn.close()
+
+    def _dispatch(self, request: Any) -> Any:
+        if not isinstance(request, list) or not request or not isinstance(request[0], str):
+            raise _Malformed()
+        op, args = request[0], request[1:]
+        if op == "busy" and not args:
+            return self.engine.busy()
+        if op == "step" and not args:
+            return [[sid, base64.b64encode(data).decode("ascii"), done]
+                    for sid, data, done in self.engine.step()]
+        if op == "cancel" and len(args) == 1 and isinstance(args[0], str) \
+                and len(args[0]) <= 1000:
+            self.engine.cancel(args[0])
+            return None
+        if op == "add" and len(args) == 2 and isinstance(args[0], str) \
+                and len(args[0]) <= 1000 and isinstance(args[1], str):
+            try:
+                prompt = base64.b64decode(args[1], validate=True)
+            except ValueError:
+                raise _Malformed() from None
+            self.engine.add(args[0], prompt)
+            return None
+        raise _Malformed()
+
+    def close(self) -> None:
+        self._stopping.set()
+        self._listener.close()
+        with self._lock:
+            conns = list(self._conns)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for t in self._threads:
+            t.join(5.0)
+
+
+def start_server(server_cls: Any, budget: int, engine_port: int) -> list[Any]:
+    """Driver (runs in the worker): start ``server_cls(EngineLink(engine_port), budget)``
+    in a background thread and event loop; ``[the ServerThread, its port]``. Exceptions of
+    the server's ``__init__`` or ``start`` propagate."""
+    link = EngineLink(engine_port)
+    try:
+        srv = ServerThread(server_cls, link, budget)  # type: ignore[arg-type]
+    except BaseException:
+        link.close()
+        raise
+    srv.link = link
+    return [srv, srv.port]
+
+
+def stop_server(srv: ServerThread) -> str | None:
+    """Driver (runs in the worker): stop a server ``start_server`` started; the error
+    ``StreamServer.stop`` raised, as text, or None."""
     try:
         srv.stop()
     except Exception as exc:  # noqa: BLE001 - reported, judged by the test
-        stop_error = f"{type(exc).__name__}: {exc}"
-    for prompt in list(engine.prompts.values()):
-        sid_of(parse_prompt(prompt)[0])
-    return {"steps": reports, "after_stop": _records(engine, sids), "stop_error": stop_error}
+        return f"{type(exc).__name__}: {exc}"
+    finally:
+        link = getattr(srv, "link", None)
+        if link is not None:
+            link.close()
+    return None
 
 
 _SKIP = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
@@ -549,3 +837,113 @@ def time_events(buffers: Any, rounds: int, repeats: int = 1) -> list[float]:
             b.on_output(sid, b"late")
         times.append(time.perf_counter() - t0)
     return times
+
+
+# -- workloads whose cost is measured from outside the worker -----------------------------
+#
+# When grading isolated, memory and CPU time are read from the kernel by the trusted side
+# (graders/outside.py) around one call of these drivers. Each returns a digest of the
+# answers it got, normalised so that every correct implementation gives the same digest;
+# the trusted side compares it with the reference's, so a workload that was skipped or
+# answered wrongly does not count as measured.
+
+
+def _norm(actions: Any) -> list[tuple[Any, ...]]:
+    return sorted(tuple(a) for a in actions)
+
+
+def _end_stream(b: Any, sid: str, how: int, note: Callable[..., None]) -> None:
+    """End open stream ``sid`` (holding ``b"abc"``) one of four ways, then send it late
+    events; every answer goes to ``note``, normalised."""
+    if how == 0:        # drained, then finished
+        got = bytearray()
+        acts: list[Any] = []
+        for _ in range(8):
+            chunk = b.next_write(sid, 8)
+            if not chunk:
+                break
+            got += chunk
+            acts += list(b.write_done(sid, len(chunk)))
+        note("drained", bytes(got), _norm(acts), _norm(b.on_finish(sid)))
+    elif how == 1:      # overflow
+        note("overflow", _norm(b.on_output(sid, b"x" * 100)))
+    elif how == 2:      # disconnect mid-generation
+        note("disconnect", _norm(b.on_disconnect(sid)))
+    else:               # finished, then the client left while it drained
+        note("finished", _norm(b.on_finish(sid)), _norm(b.on_disconnect(sid)))
+    note("late", _norm(b.on_output(sid, b"late")), _norm(b.on_finish(sid)),
+         _norm(b.on_disconnect(sid)), _norm(b.write_done(sid, 0)), b.buffered(sid),
+         b.next_write(sid, 4))
+
+
+def churn_round(buffers: Any, tag: str, rnd: int, n_churn: int, n_carry: int) -> str:
+    """One round of a budget-16 ``OutputBuffers``' life: end the ``n_carry`` streams
+    ``<tag>-<rnd - 1>-c<i>`` the previous round left open; run ``n_churn`` short streams
+    ``<tag>-<rnd>-<i>``, four open at a time, each ending one of four ways (drained and
+    finished, overflow, disconnect mid-generation, finished then disconnected while
+    draining) followed by late events; leave ``n_carry`` streams ``<tag>-<rnd>-c<i>`` open,
+    each holding ``b"abc"``. The digest of the answers."""
+    b = buffers
+    h = hashlib.blake2b(digest_size=16)
+
+    def note(*answer: Any) -> None:
+        h.update(repr(answer).encode("utf-8", "backslashreplace"))
+
+    if rnd > 0:
+        for i in range(n_carry):
+            _end_stream(b, f"{tag}-{rnd - 1}-c{i}", i % 4, note)
+    for start in range(0, n_churn, 4):
+        ids = [f"{tag}-{rnd}-{i}" for i in range(start, min(start + 4, n_churn))]
+        for sid in ids:
+            b.open(sid)
+            note("open", _norm(b.on_output(sid, b"abc")))
+        for k, sid in enumerate(ids):
+            _end_stream(b, sid, (start // 4 + k) % 4, note)
+    for i in range(n_carry):
+        sid = f"{tag}-{rnd}-c{i}"
+        b.open(sid)
+        note("open", _norm(b.on_output(sid, b"abc")))
+    gc.collect()
+    return h.hexdigest()
+
+
+def big_round(buffers: Any, tag: str, rnd: int, n_streams: int, first: int,
+              second: int) -> str:
+    """End the previous round's ``n_streams`` streams ``<tag>-<rnd - 1>-<i>`` (odd ones by
+    a disconnect, even ones by more output of ``second`` bytes, which overflows), then
+    open as many new ones that each receive ``first`` bytes. The digest of the answers."""
+    b = buffers
+    h = hashlib.blake2b(digest_size=16)
+    if rnd > 0:
+        more = b"z" * second
+        for i in range(n_streams):
+            sid = f"{tag}-{rnd - 1}-{i}"
+            acts = b.on_disconnect(sid) if i % 2 else b.on_output(sid, more)
+            h.update(repr((_norm(acts), b.buffered(sid))).encode())
+        del more
+    for i in range(n_streams):
+        sid = f"{tag}-{rnd}-{i}"
+        b.open(sid)
+        h.update(repr((_norm(b.on_output(sid, b"z" * first)), b.buffered(sid))).encode())
+    gc.collect()
+    return h.hexdigest()
+
+
+def run_events(buffers: Any, rounds: int) -> str:
+    """``rounds`` short streams (as ``time_events``: open, two outputs, one write and its
+    ack, finish, disconnect, late output); the digest of the answers."""
+    b = buffers
+    h = hashlib.blake2b(digest_size=16)
+    for i in range(rounds):
+        sid = f"probe-{i}"
+        b.open(sid)
+        first = b.on_output(sid, b"hello")
+        second = b.on_output(sid, b"world")
+        chunk = b.next_write(sid, 4)
+        done = b.write_done(sid, len(chunk))
+        left = b.buffered(sid)
+        h.update(repr((_norm(first), _norm(second), 1 <= len(chunk) <= 4,
+                       left + len(chunk), _norm(done), _norm(b.on_finish(sid)),
+                       _norm(b.on_disconnect(sid)), _norm(b.on_output(sid, b"late"))
+                       )).encode())
+    return h.hexdigest()

@@ -1,10 +1,10 @@
 """Hidden tests for backpressure's asyncio server, over real loopback sockets.
 
-Each test plays a scenario with ``run_server_scenario`` (graders/support/backpressure.py)
-next to the implementation: it starts the candidate's StreamServer in its own thread and
-event loop (so a stuck server ends the scenario instead of hanging it), talks to it with
-blocking sockets on 127.0.0.1 under deadlines, stops it, and reports what the clients
-received and what the engine recorded. Every judgement is made here. Traffic is bounded:
+Each test plays a scenario with ``serve`` (tests/backpressure/helpers.py): the candidate's
+StreamServer runs next to the implementation in its own thread and event loop (so a stuck
+server ends the scenario instead of hanging it); the clients (blocking sockets on the
+server's 127.0.0.1, under deadlines) and the engine's records live in this process, also
+when grading isolated. Every judgement is made here. Traffic is bounded:
 the slow client's generation is sized from the kernel's socket buffer limit; the other
 generations are a few hundred kB at most.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from graders.impl import kata_impl
-from graders.support.backpressure import SLOW_RCVBUF, expected_output, kernel_buffer_bound
+from graders.support.backpressure import SLOW_RCVBUF, kernel_buffer_bound
 from tests.backpressure.helpers import Plan, cancels_of, serve
 
 bp = kata_impl("backpressure")
@@ -67,7 +67,7 @@ def test_client_that_stops_reading_is_cancelled_while_fast_clients_finish():
     got, closed = steps[fast_read]["got"], set(steps[fast_read]["closed"])
     elapsed = steps[fast_read]["seconds"]
     for name, p in fast_prompts.items():
-        want = expected_output(p)
+        want = obs["want"][name]
         assert got[name] == want and name in closed, (
             f"fast client {name} ({p!r}) must receive all {len(want)} bytes and then "
             f"see the connection closed while a client that never reads is connected; "
@@ -83,7 +83,7 @@ def test_client_that_stops_reading_is_cancelled_while_fast_clients_finish():
     assert slow_sid not in records["finished"], "the slow generation ran to the end"
     assert "slow" in steps[slow_read]["closed"], (
         "the server must close the slow client's connection")
-    assert expected_output(slow_prompt).startswith(steps[slow_read]["got"]["slow"]), (
+    assert obs["want"]["slow"].startswith(steps[slow_read]["got"]["slow"]), (
         "what the slow client received must be a prefix of its output")
     records = steps[final]
     assert cancels_of(records, "slow") == 1, (
@@ -120,7 +120,7 @@ def test_disconnect_in_the_middle_cancels_once():
         f"generation cancelled; {steps[cancel]['seconds']:.1f} s later it was not "
         f"({records['emitted'].get(sid, 0)} bytes generated)")
     got, closed = steps[other_read]["got"], steps[other_read]["closed"]
-    assert got["other"] == expected_output(b"other 300 64") and "other" in closed, (
+    assert got["other"] == obs["want"]["other"] and "other" in closed, (
         "the other client must still receive its whole output")
     records = steps[final]
     assert cancels_of(records, "gone") == 1, (
@@ -168,7 +168,7 @@ def test_many_clients_in_parallel_get_exact_output():
 
     got, closed = steps[read]["got"], steps[read]["closed"]
     for name, p in prompts.items():
-        want = expected_output(p)
+        want = obs["want"][name]
         assert got[name] == want and name in closed, (
             f"client {name} ({p!r}) got {len(got[name])} of {len(want)} bytes "
             f"({'closed' if name in closed else 'not closed'}); first difference at byte "
