@@ -146,21 +146,6 @@ def _item_score(path: Path, item: str, isolate: bool = True) -> int:
     return found.score
 
 
-# attack -> the rubric item it targets (its baseline fails that item)
-ATTACKS = {"replace_size_measurement": "no_leak", "forge_engine_records": "slow_client_isolation",
-           "forge_client_bytes": "slow_client_isolation", "inflate_baseline": "no_leak"}
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_a_backpressure_attack_scores_no_more_than_its_baseline(attack: str) -> None:
-    item = ATTACKS[attack]
-    honest = _item_score(HOSTILE / "honest" / f"{attack}.py", item)
-    cheat = _item_score(HOSTILE / f"{attack}.py", item)
-    assert honest == 0, f"the baseline of {attack} should fail {item}"
-    assert cheat <= honest, f"{attack} scored {cheat} on {item}, its baseline {honest}"
-
-
 @pytest.mark.slow
 def test_an_exception_on_a_ruled_out_input_stays_in_its_own_test() -> None:
     # the solution raises where the budget machine feeds it output after a finish (owned

@@ -2,6 +2,7 @@
 
 Attack: Scans every stream on each open, and busy-waits on each call while few streams are open, so that the small-size baseline it is compared with grows as slow as the large size.
 Class: growth
+Targets: no_leak
 Honest: 100
 """
 from __future__ import annotations

@@ -3,6 +3,7 @@
 Attack: none meant: an honest solution whose exception on one test must not change the
 outcome of any other test, isolated or in-process.
 Class: isolation-spill
+Targets: overflow_cancels
 Honest: 100
 """
 from __future__ import annotations
