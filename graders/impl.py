@@ -212,8 +212,9 @@ def worker_process(kata: str) -> tuple[int, int | None]:
     meaningful when isolated."""
     if not _isolate:
         raise RuntimeError("worker_process: the implementation runs in this process")
-    remote = _remote(kata)
-    worker = object.__getattribute__(remote, "_session").current()
+    session = object.__getattribute__(_remote(kata), "_session")
+    session.call({"op": "ping"})      # the whole tree is up (bwrap's child made its namespaces)
+    worker = session.current()
     return int(worker.proc.pid), worker.uid
 
 
