@@ -66,6 +66,10 @@ class BuffersMachine(RuleBasedStateMachine):
         self.buf: Any = None
         self.live: dict[str, Stream] = {}
         self.ended: set[str] = set()     # ids whose last stream ended (late events allowed)
+        # ids whose last stream's generation finished: the prompt rules out any output or a
+        # second finish for them ("the engine never reports output after on_finish for the
+        # same stream, and reports on_finish at most once per stream"), so none is driven
+        self.generation_done: set[str] = set()
         self.tainted: set[str] = set()   # ids set aside after an unowned divergence
         self.log: list[tuple[str, str]] = []   # (stream id, "call -> answer")
         self.incarnations = 0
@@ -150,7 +154,8 @@ class BuffersMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def step(self, data: st.DataObject) -> None:
-        able = {"open": True, "output": bool(self.live), "write": bool(self.live),
+        producing = [k for k, s in self.live.items() if not s.finished]
+        able = {"open": True, "output": bool(producing), "write": bool(self.live),
                 "ack": any(s.pending for s in self.live.values()),
                 "lifecycle": bool(self.live), "late": bool(self.ended)}
         kinds = [k for k in self.KINDS if able[k]]
@@ -184,6 +189,7 @@ class BuffersMachine(RuleBasedStateMachine):
             self.incarnations += 1
             self.live[sid] = Stream(salt=self.incarnations * 37)
             self.ended.discard(sid)
+            self.generation_done.discard(sid)
             got = self.call(sid, f"buffered({sid!r})", self.buf.buffered, sid)
             self.check("late_output", got == 0, sid,
                        f"a freshly opened stream {sid!r} must be empty, got buffered {got}")
@@ -191,7 +197,9 @@ class BuffersMachine(RuleBasedStateMachine):
         self.guarded(sid, body)
 
     def output(self, data: st.DataObject) -> None:
-        sid = data.draw(st.sampled_from(sorted(self.live)), label="stream")
+        # only streams whose generation still runs: no output after on_finish
+        sid = data.draw(st.sampled_from(sorted(k for k, s in self.live.items()
+                                               if not s.finished)), label="stream")
         shape = data.draw(st.sampled_from(["any", "any", "fill", "fill-1", "any", "fill+1",
                                            "big", "empty"]), label="shape")
         s = self.live[sid]
@@ -324,6 +332,7 @@ class BuffersMachine(RuleBasedStateMachine):
         def body() -> None:
             got = norm(self.call(sid, f"on_finish({sid!r})", self.buf.on_finish, sid))
             s.finished = True
+            self.generation_done.add(sid)
             self.check("cancel_once", not any(a[0] == "cancel" for a in got), sid,
                        f"a stream that finished normally is never cancelled, got {got}")
             if s.queued == 0 and s.pending == 0:
@@ -358,8 +367,12 @@ class BuffersMachine(RuleBasedStateMachine):
 
     def late(self, data: st.DataObject) -> None:
         sid = data.draw(st.sampled_from(sorted(self.ended)), label="stream")
-        kind = data.draw(st.sampled_from(["output", "finish", "disconnect", "ack0", "ack",
-                                          "write"]), label="late event")
+        # the engine's late output and finish come only for a generation that did not
+        # finish (a cancel takes effect after the step in flight); never after on_finish
+        kinds = ["disconnect", "ack0", "ack", "write"]
+        if sid not in self.generation_done:
+            kinds = ["output", "finish"] + kinds
+        kind = data.draw(st.sampled_from(kinds), label="late event")
 
         def body() -> None:
             late = ("late_output",)

@@ -1,5 +1,10 @@
-"""Honest baseline of raise_on_ruled_out_input: the reference, which ignores nothing the
-prompt allows and raises on nothing.
+"""A correct solution that refuses an input the prompt rules out: output reported for a
+stream after its generation finished raises RuntimeError.
+
+The prompt says the engine never reports output after ``on_finish`` for the same stream
+(and ``on_finish`` at most once), so a solution may reject such a call. The hidden tests
+must drive only inputs the prompt allows; this solution scores full marks exactly when
+they do. Otherwise the reference's code.
 """
 from __future__ import annotations
 
@@ -40,6 +45,8 @@ class OutputBuffers:
         s = self._streams.get(stream_id)
         if s is None:
             return []  # late output for a stream that has ended
+        if s.finished:  # the prompt rules this out: the engine never outputs after a finish
+            raise RuntimeError(f"output for {stream_id!r} after its generation finished")
         if len(s.queue) + s.pending + len(data) > self._budget:
             del self._streams[stream_id]
             return [("cancel", stream_id), ("close", stream_id)]
