@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graders import catalog
+from graders import catalog, mutant
 from graders.cli import PLUGINS
 from graders.impl import SubmissionError, resolve_submission
 
@@ -113,11 +113,17 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
         grace: float = GRACE_S, isolate: bool = True, log: Path | None = None) -> Grade:
     """Run the tests of one kata against one implementation and score them."""
     kata = catalog.load(kata_name)
-    if impl_spec not in ("katas", "solutions"):
+    shown = impl_spec
+    if impl_spec.startswith(mutant.SPEC_PREFIX):
+        try:   # a known-wrong solution of ours: it must build, or the grade cannot run
+            impl_spec = str(mutant.scratch_file(kata_name, impl_spec[len(mutant.SPEC_PREFIX):]))
+        except mutant.MutantError as exc:
+            raise GradeError(str(exc)) from None
+    elif impl_spec not in ("katas", "solutions"):
         try:
-            impl_spec = str(resolve_submission(kata_name, impl_spec))
+            impl_spec = shown = str(resolve_submission(kata_name, impl_spec))
         except SubmissionError:
-            impl_spec = str(Path(impl_spec).resolve())  # let every test report the problem
+            impl_spec = shown = str(Path(impl_spec).resolve())  # every test reports the problem
     if profile is None:
         profile = "grade" if seed is None else "grade_seeded"
     folders = ([kata.public_tests] if include_public else []) + (
@@ -127,7 +133,7 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
         raise GradeError(f"kata {kata_name!r} has no tests")
     start = time.monotonic()
     deadline = start + total_timeout if total_timeout else None
-    grade = Grade(kata, impl_spec, seed, profile, [], rubric_filter=rubric)
+    grade = Grade(kata, shown, seed, profile, [], rubric_filter=rubric)
     by_id: dict[str, TestResult] = {}
     done: list[str] = []
 
@@ -412,7 +418,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="nox -s grade --", description=__doc__.split("\n")[0])
     parser.add_argument("kata", help="kata name (nox -s list shows them)")
     parser.add_argument("--impl", default="katas",
-                        help="katas (default), solutions, or a submission file/folder")
+                        help="katas (default), solutions, mutant:NAME (one of the kata's "
+                             "known-wrong solutions), or a submission file/folder")
     parser.add_argument("--out", type=Path, default=None,
                         help="write results.json and junit.xml here")
     parser.add_argument("--seed", type=int, default=None,

@@ -143,11 +143,18 @@ def _rel(path: Path) -> str:
     return path.resolve().relative_to(catalog.ROOT).as_posix()
 
 
+def _show(path: Path) -> str:
+    try:
+        return _rel(path)
+    except ValueError:
+        return str(path)
+
+
 # -- reading ----------------------------------------------------------------------------
 
 def parse(text: str, kata: str, name: str, path: Path) -> Mutant:
     """Read one mutant file; ``MutantError`` says what is wrong and where."""
-    where = f"mutant {kata}/{name} ({_rel(path) if path.is_absolute() else path})"
+    where = f"mutant {kata}/{name} ({_show(path)})"
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -312,7 +319,9 @@ def materialise(kata: str, name: str, dest: Path) -> Path:
     text = build(load(kata, name))
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / f"{name}.py"
-    out.write_text(text, encoding="utf-8")
+    part = dest / f".{name}.py.part"
+    part.write_text(text, encoding="utf-8")
+    part.replace(out)   # whole or not at all, for a grade reading it at the same time
     return out
 
 
@@ -381,36 +390,29 @@ def refresh(kata: str) -> list[str]:
 
 def diff(base: str, base_text: str, new_text: str) -> str:
     """A unified diff of one base file with as much context as makes every hunk unique
-    (three lines at least)."""
+    (three lines at least); each hunk header names its enclosing def or class, as git's
+    Python diff driver does."""
     old_lines = base_text[:-1].split("\n")
     new_lines = new_text[:-1].split("\n") if new_text.endswith("\n") else new_text.split("\n")
     for context in range(3, 40):
-        out = list(difflib.unified_diff(old_lines, new_lines, f"a/{base}", f"b/{base}",
-                                        n=context, lineterm=""))
+        out = list(difflib.unified_diff(old_lines, new_lines, n=context, lineterm=""))
         if not out:
             raise MutantError(f"the change leaves {base} unchanged")
-        hunks = [out[i] for i in range(2, len(out)) if out[i].startswith("@@")]
-        ok = True
-        for head in hunks:
-            start = out.index(head)
-            body = []
-            for ln in out[start + 1:]:
-                if ln.startswith("@@"):
-                    break
-                body.append(ln)
-            old = [ln[1:] for ln in body if ln[:1] in (" ", "-")]
-            if len(_occurrences(old_lines, old)) != 1:
-                ok = False
-        if ok:
-            out[0], out[1] = f"--- a/{base}", f"+++ b/{base}"   # no dates
-            for i, line in enumerate(out):
-                head = _HUNK.match(line) if line.startswith("@@") else None
-                if head:   # name the enclosing def or class, as git does for Python
-                    above = old_lines[:max(int(head.group(1)) - 1, 0)]
-                    section = next((ln.strip() for ln in reversed(above)
-                                    if _SECTION.match(ln)), "")
-                    out[i] = line + (f" {section}" if section else "")
-            return "\n".join(out) + "\n"
+        hunks: list[tuple[str, list[str]]] = []
+        for line in out[2:]:
+            if line.startswith("@@"):
+                hunks.append((line, []))
+            else:
+                hunks[-1][1].append(line)
+        if all(len(_occurrences(old_lines, [ln[1:] for ln in body if ln[:1] in " -"])) == 1
+               for _, body in hunks):
+            lines = [f"--- a/{base}", f"+++ b/{base}"]
+            for head, body in hunks:
+                found = _HUNK.match(head)
+                above = old_lines[:int(found.group(1)) - 1] if found else []
+                section = next((ln.strip() for ln in reversed(above) if _SECTION.match(ln)), "")
+                lines += [head + (f" {section}" if section else ""), *body]
+            return "\n".join(lines) + "\n"
     raise MutantError(f"no context up to 40 lines makes every hunk of the change to {base} "
                       "unique")
 
@@ -608,7 +610,7 @@ def main(argv: list[str] | None = None) -> int:
             catalog.load(args.kata)
             for file in args.files:
                 out, base, changed = convert(args.kata, file, keep=args.keep)
-                print(f"{_rel(out)}: {changed} lines changed against {base}")
+                print(f"{_show(out)}: {changed} lines changed against {base}")
     except (MutantError, catalog.CatalogError) as exc:
         print(f"mutant: {exc}", file=sys.stderr)
         return 2
