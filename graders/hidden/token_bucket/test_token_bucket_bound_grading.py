@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from graders import catalog
+from graders import mutant
 from tests.token_bucket.helpers import BoundRun, bound_test_file, run_bound_test, tail
 
 # The mutants that break the prompt's bound (each named in the prompt's list of ways).
@@ -47,16 +47,20 @@ def test_your_bound_test_passes_on_the_reference():
 
 
 @pytest.mark.rubric("your_bound_test")
-@pytest.mark.parametrize("mutant", BOUND_BREAKERS)
-def test_your_bound_test_fails_on_a_bound_breaking_bucket(mutant):
-    target = catalog.MUTANTS_DIR / "token_bucket" / f"{mutant}.py"
-    run, path = _run(str(target))
+@pytest.mark.parametrize("name", BOUND_BREAKERS)
+def test_your_bound_test_fails_on_a_bound_breaking_bucket(name):
+    run, path = _run(str(_target_file(name)))
     assert run.caught, (
         f"{path} must fail against a bucket that breaks the bound (one where "
-        f"{_bug_of(target)}), but no test failed ({run.summary()}; a collection or usage "
+        f"{_bug_of(name)}), but no test failed ({run.summary()}; a collection or usage "
         f"error does not count).\n{tail(run.output)}")
 
 
-def _bug_of(path) -> str:
-    first = path.read_text(encoding="utf-8").split('"""')[1].strip().splitlines()[0]
-    return first[0].lower() + first[1:].rstrip(".")
+def _target_file(name):
+    """The bound-breaking mutant ``name``, built from its patch into a scratch folder."""
+    return mutant.scratch_file("token_bucket", name)
+
+
+def _bug_of(name) -> str:
+    bug = mutant.load("token_bucket", name).bug
+    return bug[0].lower() + bug[1:].rstrip(".")
