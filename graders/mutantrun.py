@@ -79,22 +79,28 @@ class Verdict:
 # -- the child: one pytest.main per mutant ---------------------------------------------
 
 class _Collector:
-    """A pytest plugin object that notes, per rubric item, whether a test ran and the first
-    failure; for a ``*`` mutant it skips the rest of an item once the item has lost."""
+    """A pytest plugin object: keeps only the tests of ``items`` (None: every test), notes per
+    rubric item whether a test ran and its first failure, and with ``item_first`` skips the
+    rest of an item once the item has lost."""
 
-    def __init__(self, every_item: bool) -> None:
-        self.every_item = every_item
+    def __init__(self, items: set[str] | None, item_first: bool) -> None:
+        self.items = items
+        self.item_first = item_first
         self.rubric: dict[str, str] = {}
         self.lost: dict[str, str] = {}
         self.ran: set[str] = set()
 
-    def pytest_collection_finish(self, session: Any) -> None:
+    def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
         from graders.plugin import rubric_of
 
-        self.rubric = {i.nodeid: rubric_of(i) or "" for i in session.items}
+        if self.items is not None:
+            keep = [i for i in items if rubric_of(i) in self.items]
+            config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+            items[:] = keep
+        self.rubric = {i.nodeid: rubric_of(i) or "" for i in items}
 
     def pytest_runtest_setup(self, item: Any) -> None:
-        if self.every_item and self.rubric.get(item.nodeid) in self.lost:
+        if self.item_first and self.rubric.get(item.nodeid) in self.lost:
             import pytest
 
             pytest.skip("the item is already lost")
@@ -108,33 +114,55 @@ class _Collector:
             self.ran.add(item)
 
 
+_FRESH = tuple(str(p) for p in (catalog.PUBLIC_TESTS_DIR, catalog.HIDDEN_TESTS_DIR,
+                                 catalog.ROOT / "graders" / "support"))
+
+
+def _forget_test_modules() -> None:
+    """Drop the kata's test modules, their helpers and the support drivers from
+    ``sys.modules``, so that each mutant's run imports them afresh: no cached fixture,
+    module-level value or state machine class (which keeps the Hypothesis profile current
+    when it was made) carries over from the mutant before. Only the interpreter and the
+    third-party libraries are shared."""
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None) or ""
+        if where.startswith(_FRESH) or name.startswith("_submission_"):
+            del sys.modules[name]
+
+
 def _child(kata: catalog.Kata, names: list[str], profile: str, out: Path) -> int:
     import pytest
 
     from graders.cli import PLUGINS
 
     folders = [str(p) for p in (kata.public_tests, kata.hidden_tests) if p.is_dir()]
+
+    def run(log: Any, label: str, impl_spec: str, items: set[str] | None, hypothesis: str,
+            stop: bool) -> None:
+        log.write(json.dumps({"event": "start", "name": label}) + "\n")
+        log.flush()
+        start = time.monotonic()
+        _forget_test_modules()
+        collector = _Collector(items, item_first=stop)
+        args = [*folders, "--impl", impl_spec, "--hypothesis-profile", hypothesis,
+                "-q", "--no-header", "--no-rubric-summary", *PLUGINS,
+                "-c", str(catalog.ROOT / "pyproject.toml"), "-W", "ignore::DeprecationWarning",
+                "--timeout", "60", "--timeout-method", "signal"]
+        if stop and items is not None and len(items) == 1:
+            args.append("-x")
+        code = int(pytest.main(args, plugins=[collector]))
+        error = "" if code in (0, 1) else f"pytest ended with exit code {code}"
+        log.write(json.dumps({"event": "result", "name": label, "lost": collector.lost,
+                              "ran": sorted(collector.ran), "error": error,
+                              "seconds": round(time.monotonic() - start, 3)}) + "\n")
+        log.flush()
+
     with tempfile.TemporaryDirectory(prefix="kata-mutantrun-") as tmp, \
             open(out, "a", encoding="utf-8") as log:
         for name in names:
-            log.write(json.dumps({"event": "start", "name": name}) + "\n")
-            log.flush()
-            start = time.monotonic()
             m = mutant.load(kata.name, name)
             path = mutant.materialise(kata.name, name, Path(tmp))
-            collector = _Collector(every_item=m.rubric == "*")
-            args = [*folders, "--impl", str(path), "--hypothesis-profile", profile,
-                    "-q", "--no-header", "--no-rubric-summary", *PLUGINS,
-                    "-c", str(catalog.ROOT / "pyproject.toml"), "-W", "ignore::DeprecationWarning",
-                    "--timeout", "60", "--timeout-method", "signal"]
-            if m.rubric != "*":
-                args += ["--rubric", m.rubric, "-x"]
-            code = pytest.main(args, plugins=[collector])
-            error = "" if int(code) in (0, 1) else f"pytest ended with exit code {int(code)}"
-            log.write(json.dumps({"event": "result", "name": name, "lost": collector.lost,
-                                  "ran": sorted(collector.ran), "error": error,
-                                  "seconds": round(time.monotonic() - start, 3)}) + "\n")
-            log.flush()
+            run(log, name, str(path), None if m.rubric == "*" else {m.rubric}, profile, True)
     return 0
 
 

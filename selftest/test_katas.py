@@ -131,8 +131,7 @@ def test_mutants_lose_their_rubric_items(name: str) -> None:
     """Every mutant of the kata fails a test of the item it names (every item, for ``*``)."""
     verdicts = mutantrun.grade_all(name)
     missed = [v.why_not() for v in verdicts.values() if not v.caught]
-    assert not missed, f"{len(missed)} of {len(verdicts)} mutants not caught:\n" + \
-        "\n".join(missed)
+    assert not missed, "\n".join(missed)
 
 
 @pytest.mark.parametrize(("name", "alt"), _alternatives())
