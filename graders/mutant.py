@@ -411,7 +411,9 @@ def diff(base: str, base_text: str, new_text: str) -> str:
                 found = _HUNK.match(head)
                 above = old_lines[:int(found.group(1)) - 1] if found else []
                 section = next((ln.strip() for ln in reversed(above) if _SECTION.match(ln)), "")
-                lines += [head + (f" {section}" if section else ""), *body]
+                # a blank context line is written empty: no trailing whitespace to strip
+                lines += [head + (f" {section}" if section else ""),
+                          *("" if ln == " " else ln for ln in body)]
             return "\n".join(lines) + "\n"
     raise MutantError(f"no context up to 40 lines makes every hunk of the change to {base} "
                       "unique")
