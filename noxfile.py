@@ -197,7 +197,8 @@ def tests(session: nox.Session) -> None:
     """The project's own suite: references pass, stubs fail cleanly, mutants are caught."""
     python = _ensure_env(session, ("dev", "hardware"))  # hardware: the recorder's CPU checks
     modules = ("catalog", "impl", "plugin", "grade", "sandbox", "wire", "batch", "typecheck",
-               "cli", "killmatrix", "interview", "bundle", "candidate_tests")
+               "cli", "killmatrix", "interview", "bundle", "candidate_tests", "mutant",
+               "mutantrun", "outside")
     harness = [f"graders/{m}.py" for m in modules] + ["graders/hardware", "graders/support"]
     session.run(python, "-m", "mypy", "--strict", "solutions", "katas", *harness,
                 external=True, env=_env())

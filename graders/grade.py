@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graders import catalog, sandbox
+from graders import catalog, mutant, sandbox
 from graders.cli import PLUGINS
 from graders.impl import SubmissionError, resolve_submission
 
@@ -133,16 +133,24 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
                 raise GradeError(str(exc.args[0])) from None
     sandbox_env = isolation_env(isolate, require_isolation)
     refused: str | None = None
-    if impl_spec not in ("katas", "solutions"):
+    shown = impl_spec
+    if impl_spec.startswith(mutant.SPEC_PREFIX):
+        try:   # a known-wrong solution of ours: it must build, or the grade cannot run
+            impl_spec = shown = str(mutant.scratch_file(
+                kata_name, impl_spec[len(mutant.SPEC_PREFIX):]))
+        except mutant.MutantError as exc:
+            raise GradeError(str(exc)) from None
+    elif impl_spec not in ("katas", "solutions"):
         given = Path(impl_spec).expanduser()
         given = given if given.is_absolute() else Path.cwd() / given
         try:
             sandbox.copy_submission(resolve_submission(kata_name, impl_spec), None, given)
-            impl_spec = str(given)
+            impl_spec = shown = str(given)
         except SubmissionError:
-            impl_spec = str(Path(impl_spec).resolve())  # let every test report the problem
+            impl_spec = shown = str(Path(impl_spec).resolve())  # every test reports the problem
         except sandbox.UnsafeSubmission as exc:
             refused, impl_spec = str(exc), str(given)
+            shown = impl_spec
     if profile is None:
         profile = "grade" if seed is None else "grade_seeded"
     folders = ([kata.public_tests] if include_public else []) + (
@@ -152,7 +160,7 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
         raise GradeError(f"kata {kata_name!r} has no tests")
     start = time.monotonic()
     deadline = start + total_timeout if total_timeout else None
-    grade = Grade(kata, impl_spec, seed, profile, [], rubric_filter=rubric)
+    grade = Grade(kata, shown, seed, profile, [], rubric_filter=rubric)
     by_id: dict[str, TestResult] = {}
     done: set[str] = set()
 
@@ -683,7 +691,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="nox -s grade --", description=__doc__.split("\n")[0])
     parser.add_argument("kata", help="kata name (nox -s list shows them)")
     parser.add_argument("--impl", default="katas",
-                        help="katas (default), solutions, or a submission file/folder")
+                        help="katas (default), solutions, mutant:NAME (one of the kata's "
+                             "known-wrong solutions), or a submission file/folder")
     parser.add_argument("--out", type=Path, default=None,
                         help="write results.json and junit.xml here")
     parser.add_argument("--seed", type=int, default=None,

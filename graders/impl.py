@@ -11,7 +11,8 @@ import (syntax error, import error, an exit at import time) fails each test that
 with a clear message, instead of breaking collection.
 
 Which implementation is loaded is chosen once per run by ``--impl``:
-``katas`` (the candidate's stub folder, the default), ``solutions`` (the reference), or a
+``katas`` (the candidate's stub folder, the default), ``solutions`` (the reference),
+``mutant:NAME`` (a known-wrong solution from graders/mutants/<kata>/, built on the fly), or a
 path to a submission: a ``.py`` file, or a folder holding ``__init__.py`` (a copy of the
 kata folder) or ``<name>.py`` / ``<name>/__init__.py``.
 """
@@ -94,7 +95,15 @@ def current_spec() -> str:
 
 
 def resolve_submission(name: str, spec: str) -> Path:
-    """The file to load for kata ``name`` from a path ``spec``; a clear error otherwise."""
+    """The file to load for kata ``name`` from a path ``spec`` (or ``mutant:NAME``, a mutant
+    of that kata built into a scratch folder); a clear error otherwise."""
+    from graders import mutant
+
+    if spec.startswith(mutant.SPEC_PREFIX):
+        try:
+            return mutant.scratch_file(name, spec[len(mutant.SPEC_PREFIX):])
+        except mutant.MutantError as exc:
+            raise SubmissionError(str(exc)) from None
     path = Path(spec).expanduser()
     if not path.is_absolute():
         path = (Path.cwd() / path)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from graders import batch, catalog
+from graders import batch, catalog, mutant
 
 KATA = "radix_cache"
 BAD = Path(__file__).parent / "bad_submissions"
@@ -22,7 +22,7 @@ BAD = Path(__file__).parent / "bad_submissions"
 def make_folder(tmp_path: Path) -> Path:
     subs = tmp_path / "subs"
     subs.mkdir()
-    shutil.copy(catalog.MUTANTS_DIR / KATA / "empty.py", subs / "alice.py")
+    shutil.copy(mutant.scratch_file(KATA, "empty"), subs / "alice.py")
     shutil.copy(BAD / "syntax_error.py", subs / "bob.py")
     (subs / "carol").mkdir()
     shutil.copy(catalog.SOLUTIONS_DIR / f"{KATA}.py", subs / "carol" / f"{KATA}.py")
@@ -116,7 +116,7 @@ def test_entries_named_alike_keep_their_own_reports(tmp_path: Path) -> None:
     subs.mkdir()
     shutil.copy(catalog.SOLUTIONS_DIR / f"{KATA}.py", subs / "alice.py")
     (subs / "alice").mkdir()
-    shutil.copy(catalog.MUTANTS_DIR / KATA / "empty.py", subs / "alice" / "__init__.py")
+    shutil.copy(mutant.scratch_file(KATA, "empty"), subs / "alice" / "__init__.py")
     shutil.copy(catalog.SOLUTIONS_DIR / f"{KATA}.py", subs / "summary.csv.py")
     out = tmp_path / "out"
     proc = grade_cli(subs, out, "--rubric", "atomic_failure", "--in-process", "--jobs", "2")

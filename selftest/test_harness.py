@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from graders import catalog, grade, impl
+from graders import catalog, grade, impl, mutant
 
 BAD = Path(__file__).parent / "bad_submissions"
 KATA = "radix_cache"
@@ -173,7 +173,7 @@ def test_grade_cli_writes_reports_and_is_deterministic(tmp_path: Path) -> None:
         out = tmp_path / run
         proc = subprocess.run(
             [sys.executable, "-m", "graders.grade", KATA, "--impl",
-             str(catalog.MUTANTS_DIR / KATA / "lru_by_insertion.py"), "--out", str(out),
+             str(mutant.scratch_file(KATA, "lru_by_insertion")), "--out", str(out),
              "--seed", "7", "--rubric", "eviction"],
             cwd=catalog.ROOT, capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr
@@ -377,7 +377,7 @@ def test_a_stopped_test_process_fails_only_the_running_test(tmp_path: Path) -> N
 def test_results_json_shows_no_hidden_test_to_a_candidate(tmp_path: Path) -> None:
     """A mutant that fails hidden tests: no visible entry and not the top-level output
     carries a hidden test's name, path, source line or message; junit.xml keeps them."""
-    g = grade.run(KATA, str(catalog.MUTANTS_DIR / KATA / "lru_by_insertion.py"),
+    g = grade.run(KATA, str(mutant.scratch_file(KATA, "lru_by_insertion")),
                   rubric="eviction", isolate=False)
     hidden_failed = [t for t in g.tests if t.visibility == "hidden" and t.outcome == "failed"]
     assert hidden_failed, "the check needs a failed hidden test"

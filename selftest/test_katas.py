@@ -1,10 +1,11 @@
 """The project's checks on every kata (run by ``nox -s tests``).
 
 For every kata: its parts exist and agree (kata.toml, prompt, stub, reference, tests,
-mutants); the reference scores full marks on public + hidden tests; the stub fails every
-rubric item with a clear "not implemented yet" and the harness does not crash; every mutant
-loses the rubric item its docstring names; every independent correct solution scores full
-marks.
+mutants); the reference scores full marks on public + hidden tests, isolated and in-process
+alike; the stub fails every rubric item with a clear "not implemented yet" and the harness
+does not crash; every mutant applies exactly once to its base and loses the rubric item it
+names (graded in-process, trusted code: graders/mutantrun.py); every independent correct
+solution scores full marks in both modes.
 """
 
 from __future__ import annotations
@@ -13,24 +14,16 @@ import ast
 
 import pytest
 
-from graders import catalog, grade, killmatrix
+from graders import catalog, grade, mutant, mutantrun
 
 KATAS = catalog.kata_names()
 MIN_MUTANTS = 4
 
 
-def _mutants() -> list[tuple[str, str]]:
-    out = []
-    for name in KATAS:
-        for path in killmatrix.mutant_files(catalog.load(name)):
-            out.append((name, path.stem))
-    return out
-
-
 def _alternatives() -> list[tuple[str, str]]:
     out = []
     for name in KATAS:
-        for path in killmatrix.alternative_files(catalog.load(name)):
+        for path in mutant.alternative_files(name):
             out.append((name, str(path.relative_to(catalog.ROOT))))
     return out
 
@@ -38,6 +31,23 @@ def _alternatives() -> list[tuple[str, str]]:
 def _failures(g: grade.Grade) -> str:
     return "\n".join(f"{t.nodeid}: {t.outcome}\n{t.message[:1500]}"
                      for t in g.tests if t.outcome in ("failed", "not run"))
+
+
+def _same_in_both_modes(name: str, spec: str) -> tuple[grade.Grade, grade.Grade]:
+    """Grade ``spec`` isolated and in-process (the suite's hypothesis profile); each rubric
+    item must get the same result: isolation must not change an honest score, nor hide a
+    failure."""
+    isolated = grade.run(name, spec, profile="selftest")
+    in_process = grade.run(name, spec, profile="selftest", isolate=False)
+    by_mode = {mode: {r.item.id: r.status for r in g.items}
+               for mode, g in (("isolated", isolated), ("in-process", in_process))}
+    differ = {item: (status, by_mode["in-process"].get(item))
+              for item, status in by_mode["isolated"].items()
+              if by_mode["in-process"].get(item) != status}
+    assert not differ, (
+        f"{spec}: rubric items differ between modes (isolated, in-process): {differ}\n"
+        f"isolated:\n{_failures(isolated)}\nin-process:\n{_failures(in_process)}")
+    return isolated, in_process
 
 
 @pytest.mark.parametrize("name", KATAS)
@@ -53,16 +63,29 @@ def test_kata_parts(name: str) -> None:
         (catalog.SOLUTIONS_DIR / name / "__init__.py").is_file(), "no reference"
     assert list(kata.public_tests.glob("test_*.py")), "no public tests"
     assert list(kata.hidden_tests.glob("test_*.py")), "no hidden tests"
-    mutants = killmatrix.mutant_files(kata)
-    assert len(mutants) >= MIN_MUTANTS, f"only {len(mutants)} mutants"
-    assert any(p.stem == "empty" for p in mutants), "no empty.py mutant"
-    for path in mutants:
-        item = killmatrix.named_item(path)
-        assert item == "*" or kata.item(item).graded_by == "tests", f"{path.name}: {item}"
-        assert item == "*" or not kata.item(item).hardware, (
-            f"{path.name}: a hardware item cannot be checked without a GPU; name a CPU item")
-        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-        assert len(doc.splitlines()[0]) > 20, f"{path.name}: say the bug in one sentence"
+    names = mutant.names(name)
+    assert len(names) >= MIN_MUTANTS, f"only {len(names)} mutants"
+    assert "empty" in names, "no empty mutant (trivial answers, Rubric: *)"
+    for stem in names:
+        m = mutant.load(name, stem)
+        assert m.rubric == "*" or kata.item(m.rubric).graded_by == "tests", f"{stem}: {m.rubric}"
+        assert m.rubric == "*" or not kata.item(m.rubric).hardware, (
+            f"{stem}: a hardware item cannot be checked without a GPU; name a CPU item")
+        assert len(m.bug) > 20, f"{stem}: say the bug in one sentence"
+
+
+@pytest.mark.parametrize("name", KATAS)
+def test_mutants_apply_exactly_once(name: str) -> None:
+    """Each mutant is a patch that applies exactly once to its base, compiles, changes it,
+    and makes a change no other mutant of the kata makes."""
+    problems = mutant.problems(name)
+    assert not problems, "\n".join(problems)
+
+
+def test_isolated_only_mutants_exist() -> None:
+    for kata, names in mutantrun.ISOLATED_ONLY.items():
+        missing = names - set(mutant.names(kata))
+        assert not missing, f"mutantrun.ISOLATED_ONLY names unknown {kata} mutants: {missing}"
 
 
 @pytest.mark.parametrize("name", KATAS)
@@ -81,12 +104,13 @@ def test_stub_is_a_stub(name: str) -> None:
 
 @pytest.mark.parametrize("name", KATAS)
 def test_reference_scores_full_marks(name: str) -> None:
-    g = grade.run(name, "solutions")
-    assert g.score == g.max_score, f"{g.score}/{g.max_score}\n{_failures(g)}"
-    assert g.restarts == 0
-    # only an item graded on GPU timings may drop out of the max score (no data, no GPU)
-    skipped = [r.item.id for r in g.items if r.status == "skipped" and not r.item.hardware]
-    assert not skipped, f"items skipped without a hardware reason: {skipped}"
+    """Full marks isolated and in-process, item by item alike."""
+    for g in _same_in_both_modes(name, "solutions"):
+        assert g.score == g.max_score, f"{g.score}/{g.max_score}\n{_failures(g)}"
+        assert g.restarts == 0
+        # only an item graded on GPU timings may drop out of the max score (no data, no GPU)
+        skipped = [r.item.id for r in g.items if r.status == "skipped" and not r.item.hardware]
+        assert not skipped, f"items skipped without a hardware reason: {skipped}"
 
 
 @pytest.mark.parametrize("name", KATAS)
@@ -104,31 +128,19 @@ def test_stub_fails_every_item_cleanly(name: str) -> None:
         f"{t.nodeid}: {t.message[:500]}" for t in unclear[:5])
 
 
-@pytest.mark.parametrize(("name", "mutant"), _mutants())
-def test_mutant_loses_its_rubric_item(name: str, mutant: str) -> None:
-    kata = catalog.load(name)
-    path = kata.mutants_dir / f"{mutant}.py"
-    item = killmatrix.named_item(path)
-    if item == "*":
-        g = grade.run(name, str(path))
-        lost = {r.item.id for r in g.items if r.status == "failed"}
-        ran = {t.rubric for t in g.tests if t.outcome != "skipped"}
-        assert lost >= ran, f"{mutant} must lose every item; kept {sorted(ran - lost)}"
-        return
-    g = grade.run(name, str(path), rubric=item, exitfirst=True)
-    (result,) = g.items
-    assert result.status == "failed", (
-        f"mutant {mutant} ({path.name}) is not caught by any test of rubric item {item!r}")
-    bad = [t for t in g.tests if t.outcome == "failed"]
-    assert not any("failed to import" in t.message for t in bad), (
-        f"mutant {mutant} does not even import:\n{bad[0].message[:800]}")
+@pytest.mark.parametrize("name", KATAS)
+def test_mutants_lose_their_rubric_items(name: str) -> None:
+    """Every mutant of the kata fails a test of the item it names (every item, for ``*``)."""
+    verdicts = mutantrun.grade_all(name)
+    missed = [v.why_not() for v in verdicts.values() if not v.caught]
+    assert not missed, "\n".join(missed)
 
 
 @pytest.mark.parametrize(("name", "alt"), _alternatives())
 def test_independent_solution_scores_full_marks(name: str, alt: str) -> None:
     path = catalog.ROOT / alt
-    g = grade.run(name, str(path.parent if path.name == "__init__.py" else path))
-    assert g.score == g.max_score, f"{alt}: {g.score}/{g.max_score}\n{_failures(g)}"
+    for g in _same_in_both_modes(name, str(path.parent if path.name == "__init__.py" else path)):
+        assert g.score == g.max_score, f"{alt}: {g.score}/{g.max_score}\n{_failures(g)}"
 
 
 def test_readme_kata_table_is_current() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from graders import candidate_tests, impl
+from graders import candidate_tests, impl, mutant
 from tests.token_bucket.helpers import bound_test_file, run_bound_test, tail
 
 REFERENCE = "reference"
@@ -33,15 +33,11 @@ PROFILE = "grade"      # always: the item is graded the same however the suite r
 
 
 def _target_file(name: str) -> Path:
-    """The file holding target ``name``: the one place that maps a target to a file.
-
-    When mutants become patches (graders/mutant.py), a mutant is built here, e.g.
-    ``mutant.materialise("token_bucket", name, <a folder of this process>)``.
-    """
+    """The file holding target ``name``: the one place that maps a target to a file (a
+    bound-breaking mutant is built from its patch into a scratch folder of this process)."""
     if name == REFERENCE:
         return impl.submission_file("token_bucket", "solutions")
-    from graders import catalog
-    return catalog.MUTANTS_DIR / "token_bucket" / f"{name}.py"
+    return mutant.scratch_file("token_bucket", name)
 
 
 @pytest.mark.rubric("your_bound_test")
