@@ -38,7 +38,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Callable
 
 from graders import catalog, wire
 
@@ -231,9 +231,11 @@ def capabilities() -> Capabilities:
     return caps
 
 
-def _sandbox_uid() -> int:
-    # one uid per trusted process, so parallel graders never sweep each other's workers
-    return 200000 + os.getpid() % 100000
+def _sandbox_uid(base: int = 200000) -> int:
+    # one uid per trusted process, so parallel graders never sweep each other's workers;
+    # the reference's workers (graders.impl.measured_call) use base 300000, so sweeping
+    # the submission's never ends theirs, and the other way round
+    return base + os.getpid() % 100000
 
 
 def _sweep(uid: int) -> None:
@@ -261,10 +263,11 @@ def _sweep(uid: int) -> None:
 class Worker:
     """One worker process and its pipes."""
 
-    def __init__(self, submission: Path, module_name: str, limits: Limits) -> None:
+    def __init__(self, submission: Path, module_name: str, limits: Limits,
+                 read_only: bool = False, uid_base: int = 200000) -> None:
         caps = capabilities()
         self.limits = limits
-        self.uid = _sandbox_uid() if caps.separate_uid else None
+        self.uid = _sandbox_uid(uid_base) if caps.separate_uid else None
         self.scratch = Path(tempfile.mkdtemp(prefix="kata-worker-", dir=_scratch_base()))
         self.new_root = Path(tempfile.mkdtemp(prefix="root-", dir=_scratch_base()))
         here = Path(__file__).parent
@@ -300,7 +303,8 @@ class Worker:
         with open(self.output_path, "wb") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-B", "-E", "-s", str(self.scratch / "_kata_worker.py"),
-                 str(req_r), str(rep_w), str(target), module_name],
+                 str(req_r), str(rep_w), str(target), module_name]
+                + (["read-only"] if read_only else []),
                 cwd=self.scratch, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                 pass_fds=(req_r, rep_w),
                 preexec_fn=_preexec(self.uid, caps.mount_namespace, str(self.new_root),
@@ -311,14 +315,30 @@ class Worker:
         self.replies: BinaryIO = os.fdopen(rep_r, "rb")
         self.dead: str | None = None
 
-    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+    def request(self, message: dict[str, Any],
+                watch: Callable[[], str | None] | None = None) -> dict[str, Any]:
+        """Send one request and wait for its reply. ``watch`` (graders/measure.py) is called
+        every few tens of milliseconds while waiting; a reason it returns ends the worker."""
         if self.dead:
             raise SubmissionError(self.dead)
         try:
             wire.send(self.requests, message)
         except (BrokenPipeError, OSError):
             self._died()
-        ready, _, _ = select.select([self.replies], [], [], self.limits.call_seconds)
+        deadline = time.monotonic() + self.limits.call_seconds
+        ready: list[Any] = []
+        while not ready:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            ready, _, _ = select.select([self.replies], [], [],
+                                        left if watch is None else min(left, 0.02))
+            if not ready and watch is not None:
+                reason = watch()
+                if reason:
+                    self.kill()
+                    self.dead = reason
+                    raise SubmissionError(reason)
         if not ready:
             self.kill()
             self.dead = (f"the call did not return within {self.limits.call_seconds:.0f} s "
@@ -400,11 +420,17 @@ class Worker:
 class Session:
     """The worker that serves one kata's submission, replaced after each test."""
 
-    def __init__(self, kata: str, submission: Path, limits: Limits | None = None) -> None:
+    def __init__(self, kata: str, submission: Path, limits: Limits | None = None,
+                 uid_base: int = 200000) -> None:
         self.kata = kata
         self.submission = submission
         self.limits = limits or Limits()
         self.worker: Worker | None = None
+        self.uid_base = uid_base
+        try:
+            self.read_only = catalog.load(kata).read_only_inputs
+        except catalog.CatalogError:
+            self.read_only = False
         self.generation = 0
         self.exc_classes: dict[str, type[BaseException]] = {}
 
@@ -412,7 +438,8 @@ class Session:
         if self.worker is None or self.worker.dead:
             if self.worker is not None:
                 self.worker.kill()
-            self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits)
+            self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits,
+                                 self.read_only, self.uid_base)
             self.generation += 1
         return self.worker
 
@@ -422,7 +449,8 @@ class Session:
         if self.worker is not None:
             self.worker.kill()
             self.worker = None
-            self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits)
+            self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits,
+                                 self.read_only, self.uid_base)
             self.generation += 1
 
     def close(self) -> None:
@@ -430,10 +458,11 @@ class Session:
             self.worker.kill()
             self.worker = None
 
-    def call(self, message: dict[str, Any]) -> Any:
+    def call(self, message: dict[str, Any],
+             watch: Callable[[], str | None] | None = None) -> Any:
         worker = self.current()
         generation = self.generation
-        reply = worker.request(message)
+        reply = worker.request(message, watch)
         if "ok" in reply:
             return wire.decode(reply["ok"], lambda d: self._proxy(d, generation))
         err = reply.get("error")
@@ -442,12 +471,13 @@ class Session:
         raise self._exception(err)
 
     def support_call(self, module: str, name: str, args: tuple[Any, ...],
-                     kwargs: dict[str, Any]) -> Any:
+                     kwargs: dict[str, Any],
+                     watch: Callable[[], str | None] | None = None) -> Any:
         """Run a driver from graders.support inside the worker (for katas whose tests
         need the implementation's own process, e.g. a server on the worker's loopback)."""
         return self.call({"op": "support_call", "module": module, "name": name,
                           "args": [_encode_arg(a) for a in args],
-                          "kwargs": {k: _encode_arg(v) for k, v in kwargs.items()}})
+                          "kwargs": {k: _encode_arg(v) for k, v in kwargs.items()}}, watch)
 
     def _exception(self, err: dict[str, Any]) -> BaseException:
         name, builtin = str(err.get("type", "")), str(err.get("builtin", ""))

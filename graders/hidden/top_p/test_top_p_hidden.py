@@ -572,3 +572,13 @@ def test_no_python_loop_over_rows(fn):
 @pytest.mark.parametrize("fn", ["kept_mask", "sample"])
 def test_no_python_loop_over_tokens(fn):
     h.check_no_loop(tp, fn, "tokens")
+
+
+# The evidence that grants the item: CPU time measured from outside the implementation's
+# process against the reference's in a worker of its own (the step counts above run inside
+# the submission's interpreter and can only withhold it).
+@pytest.mark.rubric("vectorised")
+@pytest.mark.parametrize("direction", ["rows", "tokens"])
+@pytest.mark.parametrize("fn", ["kept_mask", "sample"])
+def test_cpu_time_within_the_references(fn, direction):
+    h.check_cpu(fn, direction)
