@@ -392,7 +392,7 @@ def check_cpu(fn_name: str, direction: str) -> None:
     for _ in range(2):
         try:
             result, used = measured_call("top_p", support.call, fn_name, *args,
-                                         budget=2 * bound)
+                                         budget=1.5 * bound)
         except OverBudget as exc:
             seen.append(f"stopped after {exc.seconds:.3f} s")
             break
