@@ -44,12 +44,12 @@ class WireError(ValueError):
     """A message that is not valid under this format."""
 
 
-READ_ONLY_MESSAGE = ("this argument is read-only: the function must not modify the inputs "
-                     "it is given (copy it first)")
+READ_ONLY_MESSAGE = ("argument is read-only: the function must not modify the inputs it is "
+                     "given (copy it first)")
 
 
 def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
-    raise TypeError(f"{type(self).__name__[6:].lower()} {READ_ONLY_MESSAGE}")
+    raise TypeError(f"this {type(self).__name__[6:].lower()} {READ_ONLY_MESSAGE}")
 
 
 class FrozenList(list):  # type: ignore[type-arg]
