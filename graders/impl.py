@@ -308,3 +308,23 @@ def measured_call(kata: str, driver: Any, target: str, *args: Any, reference: bo
                 from None
         raise
     return result, meter.seconds()
+
+
+def metered(kata: str, reference: bool = False) -> tuple[Any, Any]:
+    """(the implementation, or the reference; a function that starts a CPU meter on it).
+
+    For checks that drive the implementation call by call from the test's side (so that
+    every call's answer crosses the wire and nothing inside the worker can batch or skip
+    them): the meter's ``seconds()`` is the CPU the implementation's process has used since
+    it was started, taken from outside it (graders/measure.py); in-process, this process's.
+    The reference's worker serves nothing else (see ``measured_call``)."""
+    from graders import measure, sandbox
+
+    if not _isolate:
+        impl = KataImpl(kata) if not reference else \
+            importlib.import_module(f"solutions.{kata}")
+        return impl, lambda: measure.ProcessMeter().start()
+    session = _reference_session(kata) if reference else \
+        object.__getattribute__(_remote(kata), "_session")
+    module = sandbox.RemoteModule(session)
+    return module, lambda: measure.Meter(session.current().proc.pid).start()

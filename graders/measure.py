@@ -137,9 +137,10 @@ class Meter:
         self.start_cpu = dict(self.last_cpu)
         return self
 
-    def seconds(self) -> float:
-        """CPU seconds since ``start`` (polls once more first)."""
-        self._poll(scan=True)
+    def seconds(self, scan: bool = True) -> float:
+        """CPU seconds since ``start`` (polls once more first; ``scan=False`` reads only the
+        processes already seen, without walking /proc for new ones)."""
+        self._poll(scan=scan)
         return sum(cpu - self.start_cpu.get(key, 0.0) for key, cpu in self.last_cpu.items())
 
     def watch(self, budget: float | None = None) -> Callable[[], str | None]:
@@ -174,3 +175,17 @@ def memory(root: int) -> tuple[int, int]:
         except (OSError, ValueError, IndexError):
             continue
     return rss, peak
+
+
+class ProcessMeter:
+    """The same interface for in-process tests: this process's CPU time."""
+
+    def __init__(self) -> None:
+        self.begin = time.process_time()
+
+    def start(self) -> "ProcessMeter":
+        self.begin = time.process_time()
+        return self
+
+    def seconds(self, scan: bool = True) -> float:
+        return time.process_time() - self.begin

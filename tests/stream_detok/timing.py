@@ -4,7 +4,10 @@ the reference's on the same stream.
 The CPU time is taken from outside the implementation's process (graders.impl.measured_call:
 the kernel's account of the grading worker, or this process's when testing in-process), and
 the reference runs in a worker of its own, so nothing the submission does can change either
-the clock or the baseline. Each stream is judged on its own against the reference (never
+the clock or the baseline. The timed pushes run in a driver inside the implementation's
+process (one request; 50k round trips would cost more than the pushes): what it reports
+after each push must be what the class itself sends when pushed from the test's side over a
+window of the stream (``same_window``), so a replaced driver gains nothing. Each stream is judged on its own against the reference (never
 against the submission's own time at a smaller size), so slowing any push down can only
 lose the item.
 
@@ -60,9 +63,28 @@ def streamed(vocab: list[bytes], ids: list[int], stops: list[str], sent: list[in
     for k, t in enumerate(ids):
         decoded += len(dec.decode(vocab[t]))
         floor = min(decoded, len(want)) - slack
-        if sent[k] < floor:
-            return (f"after push {k + 1} only {sent[k]} characters had been sent of "
-                    f"{decoded} decoded: the stream was held back, not streamed")
+        if not floor <= sent[k] <= decoded + 4:
+            return (f"after push {k + 1}, {sent[k]} characters had been sent of {decoded} "
+                    "decoded: the stream was held back, or ran ahead of its tokens")
+    return None
+
+
+def same_window(mod: Any, vocab: list[bytes], ids: list[int], stops: list[str],
+                sent: list[int], start: int, length: int = 400) -> str | None:
+    """What the timed run reported must be what the class itself streams: pushed from this
+    side, call by call, a fresh detokenizer gets ``ids[:start]`` in one push and then one
+    token per push; each push must send exactly what the timed run says it sent there. (A
+    timed run is a driver inside the implementation's process; this ties it to the class.)"""
+    d = mod.StreamDetokenizer(list(vocab), list(stops))
+    first = d.push(list(ids[:start]))
+    if len(first) != sent[start - 1]:
+        return (f"pushing the first {start} tokens at once sent {len(first)} characters; the "
+                f"timed run, one token per push, had sent {sent[start - 1]}")
+    for k in range(start, min(start + length, len(ids))):
+        got = len(d.push([ids[k]]))
+        if got != sent[k] - sent[k - 1]:
+            return (f"push {k + 1} sent {got} characters when made from the test, "
+                    f"{sent[k] - sent[k - 1]} in the timed run")
     return None
 
 
@@ -94,10 +116,11 @@ def reference_cpu(stops: list[str], again: bool = False) -> float:
     return _reference_cpu[key]
 
 
-def growth(stops: list[str] = STOPS) -> tuple[bool, str]:
+def growth(stops: list[str] = STOPS, window: int = 30_000) -> tuple[bool, str]:
     """(passed, what was measured). The timed stream must also be right and streamed: a
-    fast wrong answer is not linear time."""
-    from graders.impl import OverBudget
+    fast wrong answer is not linear time. ``window``: where ``same_window`` checks that the
+    timed run's pushes are the class's own."""
+    from graders.impl import OverBudget, kata_impl
 
     vocab, ids = workload(LENGTH)
     (sent, text, _), _ = _measure(stops, ids[:2000], vocab, False)   # a warm-up that counts
@@ -116,7 +139,8 @@ def growth(stops: list[str] = STOPS) -> tuple[bool, str]:
         if pushed < LENGTH:
             return False, (f"after {1.5 * bound:.2f} CPU seconds ({1.5 * LIMIT:g} times the "
                            f"reference's) only {pushed} of {LENGTH} tokens were pushed")
-        wrong = streamed(vocab, ids, stops, sent, text)
+        wrong = streamed(vocab, ids, stops, sent, text) or same_window(
+            kata_impl("stream_detok"), vocab, ids, stops, sent, window)
         if wrong:
             return False, wrong
         if used <= bound:

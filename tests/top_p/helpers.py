@@ -394,7 +394,7 @@ def check_cpu(fn_name: str, direction: str) -> None:
             result, used = measured_call("top_p", support.call, fn_name, *args,
                                          budget=1.5 * bound)
         except OverBudget as exc:
-            seen.append(f"stopped after {exc.seconds:.3f} s")
+            seen.append(f"more than {exc.budget:.3f} s (stopped at {exc.seconds:.3f} s)")
             break
         check_plausible(fn_name, result, args[0])
         if used <= bound:
