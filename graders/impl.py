@@ -297,7 +297,8 @@ def measured_call(kata: str, driver: Any, target: str, *args: Any, reference: bo
         object.__getattribute__(_remote(kata), "_session")
     fn = getattr(sandbox.RemoteModule(session), target)
     session.call({"op": "support_import", "module": module})
-    meter = measure.Meter(session.current().proc.pid).start()
+    worker = session.current()
+    meter = measure.Meter(worker.proc.pid, worker.uid).start()
     backstop = None if budget is None else budget * 1.25 + 0.25
     try:
         result = session.support_call(module, driver.__name__, (fn, *args), extra,
@@ -327,4 +328,5 @@ def metered(kata: str, reference: bool = False) -> tuple[Any, Any]:
     session = _reference_session(kata) if reference else \
         object.__getattribute__(_remote(kata), "_session")
     module = sandbox.RemoteModule(session)
-    return module, lambda: measure.Meter(session.current().proc.pid).start()
+    return module, lambda: measure.Meter(session.current().proc.pid,
+                                         session.current().uid).start()

@@ -8,7 +8,8 @@ so work and growth checks read what the kernel accounts to the worker's processe
   (``cutime + cstime`` in /proc/<pid>/stat). Every process of the worker's tree is found
   from ``Worker.proc.pid`` (the ``children`` files where the kernel has them, else the
   parent links of every process) and, once seen, followed by identity (pid and start time)
-  even after it has been re-parented. Counting a reaped child twice (its own clock, then
+  even after it has been re-parented; a process re-parented before it was ever seen is
+  still found by the worker's session (it leads one) and, where it has one, its own uid. Counting a reaped child twice (its own clock, then
   its parent's ``cutime``) can only raise the figure, never lower it.
 - Memory: resident and peak resident set size (VmRSS, VmHWM) summed over the tree.
 
@@ -39,8 +40,8 @@ def _process_clock(pid: int) -> float | None:
         return None
 
 
-def _stat(pid: int) -> tuple[int, int, float] | None:
-    """(parent pid, start time in ticks, CPU seconds of reaped children) of ``pid``."""
+def _stat(pid: int) -> tuple[int, int, float, int] | None:
+    """(parent pid, start time in ticks, CPU seconds of reaped children, session id)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             data = fh.read()
@@ -50,7 +51,8 @@ def _stat(pid: int) -> tuple[int, int, float] | None:
     # fields[0] is the state (field 3 of proc(5)); ppid is field 4, cutime 16, cstime 17,
     # starttime 22
     try:
-        return int(fields[1]), int(fields[19]), (int(fields[13]) + int(fields[14])) / TICKS
+        return (int(fields[1]), int(fields[19]), (int(fields[13]) + int(fields[14])) / TICKS,
+                int(fields[3]))
     except (IndexError, ValueError):
         return None
 
@@ -83,6 +85,33 @@ def _all_parents() -> dict[int, list[int]]:
     return kids
 
 
+def _kin(root: int, uid: int | None) -> list[int]:
+    """Processes that left ``root``'s tree but not its session (``root`` leads one, as a
+    grading worker does: an orphan re-parented elsewhere keeps it), or that run as ``uid``
+    (the worker's own uid, where it has one: no process of it belongs to anyone else)."""
+    st = _stat(root)
+    leader = st is not None and st[3] == root
+    if not leader and uid is None:
+        return []
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if uid is not None:
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    found.append(pid)
+                    continue
+            except OSError:
+                continue
+        if leader:
+            other = _stat(pid)
+            if other is not None and other[3] == root:
+                found.append(pid)
+    return found
+
+
 def tree(root: int) -> list[int]:
     """``root`` and every process below it, by parent links."""
     found, i = [root], 0
@@ -103,6 +132,7 @@ class Meter:
     """CPU seconds used by the process tree under ``root`` since ``start``."""
 
     root: int
+    uid: int | None = None
     start_cpu: dict[tuple[int, int], float] = field(default_factory=dict)
     last_cpu: dict[tuple[int, int], float] = field(default_factory=dict)
     over: bool = False
@@ -122,6 +152,7 @@ class Meter:
         pids = {pid for pid, _ in self.last_cpu}
         if scan:
             pids.update(tree(self.root))
+            pids.update(_kin(self.root, self.uid))
             for pid, _ in list(self.last_cpu):
                 pids.update(tree(pid))
             self._last_scan = time.monotonic()
