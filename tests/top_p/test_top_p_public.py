@@ -152,7 +152,7 @@ def test_bad_input_raises_value_error(case):
 
 @pytest.mark.rubric("vectorised")
 def test_no_python_loop_over_rows():
-    """Counts the calls and lines your module executes (sys.settrace) for 8192 rows: a
+    """Counts the calls and lines your module executes (sys.settrace) for 4096 rows: a
     Python loop over rows (a comprehension or generator included) adds at least one per
     row. See tests/top_p/helpers.py: check_no_loop."""
     h.check_no_loop(tp, "sample", "rows")
