@@ -198,8 +198,8 @@ def tests(session: nox.Session) -> None:
     python = _ensure_env(session, ("dev", "hardware"))  # hardware: the recorder's CPU checks
     harness = [f"graders/{m}.py" for m in ("catalog", "impl", "plugin", "grade", "sandbox",
                                            "wire", "batch", "typecheck", "cli", "killmatrix",
-                                           "interview", "bundle")] + ["graders/hardware",
-                                                                      "graders/support"]
+                                           "interview", "bundle", "measure")]
+    harness += ["graders/hardware", "graders/support"]
     session.run(python, "-m", "mypy", "--strict", "solutions", "katas", *harness,
                 external=True, env=_env())
     # two workers: most of the time goes to child processes (graders, sandboxes)
