@@ -85,6 +85,13 @@ class Kata:
                        f"it has {[i.id for i in self.rubric]}")
 
     @property
+    def read_only_inputs(self) -> bool:
+        """``read_only_inputs = true`` in kata.toml: the prompt says the arguments are never
+        modified, so the implementation gets them read-only in every mode (graders/wire.py):
+        an in-place write raises where it happens, isolated or not."""
+        return self.raw.get("read_only_inputs") is True
+
+    @property
     def tested_items(self) -> tuple[RubricItem, ...]:
         return tuple(i for i in self.rubric if i.graded_by == "tests")
 
@@ -141,6 +148,8 @@ def load(name: str) -> Kata:
         items.append(RubricItem(item_id, points, desc, graded_by, extra))
     if not items:
         raise CatalogError(f"{path}: a kata needs at least one rubric item")
+    if not isinstance(raw.get("read_only_inputs", False), bool):
+        raise CatalogError(f"{path}: 'read_only_inputs' must be true or false")
     hints = raw.get("hints")
     if not isinstance(hints, list) or not hints or not all(isinstance(h, str) for h in hints):
         raise CatalogError(f"{path}: 'hints' must be a non-empty list of strings at the top "

@@ -19,9 +19,12 @@ kata folder) or ``<name>.py`` / ``<name>/__init__.py``.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
+import math
 import sys
+import time
 import traceback
 from pathlib import Path
 from types import ModuleType
@@ -34,6 +37,7 @@ _isolate = False
 _call_seconds = 60.0
 _cache: dict[str, ModuleType | BaseException] = {}
 _sessions: dict[str, Any] = {}
+_reference_sessions: dict[str, Any] = {}
 
 
 class SubmissionError(Exception):
@@ -66,6 +70,10 @@ def reset_workers(final: bool = False) -> None:
             session.close()
         else:
             session.reset()
+    if final:   # the reference's workers serve every test of a run: they hold nothing of it
+        for session in _reference_sessions.values():
+            session.close()
+        _reference_sessions.clear()
 
 
 def submission_file(name: str, spec: str) -> Path:
@@ -184,11 +192,12 @@ class KataImpl:
             return getattr(_remote(name), attr)
         module = load(name)
         try:
-            return getattr(module, attr)
+            value = getattr(module, attr)
         except AttributeError:
             raise SubmissionError(
                 f"the implementation of {name!r} ({_impl_spec}) defines no {attr!r}, "
                 f"which the stub katas/{name}/__init__.py declares") from None
+        return _read_only_args(name, value)
 
     def __repr__(self) -> str:
         return f"<implementation of kata {object.__getattribute__(self, '_name')!r} ({_impl_spec})>"
@@ -232,3 +241,117 @@ def kata_impl(name: str) -> Any:
     if not (catalog.KATAS_DIR / name).is_dir():
         raise SubmissionError(f"no kata named {name!r}")
     return KataImpl(name)
+
+
+@functools.cache
+def _read_only_kata(kata: str) -> bool:
+    try:
+        return catalog.load(kata).read_only_inputs
+    except catalog.CatalogError:
+        return False
+
+
+def _read_only_args(kata: str, value: Any) -> Any:
+    """In-process, a function of a kata whose inputs must be left alone gets its arguments
+    as the isolated worker would (graders/wire.py ``freeze``: read-only array views, frozen
+    lists and dicts), so an in-place write raises in both modes alike."""
+    if not _read_only_kata(kata) or isinstance(value, type) or not callable(value):
+        return value
+    from graders import wire
+
+    @functools.wraps(value)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return value(*wire.freeze(args), **{k: wire.freeze(v) for k, v in kwargs.items()})
+    return call
+
+
+class OverBudget(Exception):
+    """A measured call used more CPU than its budget and was stopped."""
+
+    def __init__(self, seconds: float, budget: float) -> None:
+        super().__init__(f"used more than {budget:.3f} CPU seconds (stopped at {seconds:.3f})")
+        self.seconds = seconds
+        self.budget = budget
+
+
+def _reference_session(kata: str) -> Any:
+    from graders import sandbox
+
+    session = _reference_sessions.get(kata)
+    if session is None:
+        session = _reference_sessions[kata] = sandbox.Session(
+            kata, submission_file(kata, "solutions"), sandbox.Limits(call_seconds=_call_seconds),
+            uid_base=300000)
+    return session
+
+
+def measured_call(kata: str, driver: Any, target: str, *args: Any, reference: bool = False,
+                  budget: float | None = None) -> tuple[Any, float]:
+    """Run ``driver(impl.<target>, *args)`` (a graders.support function) next to the
+    implementation under test, or next to the reference with ``reference=True``, and return
+    (its result, the CPU seconds the call used).
+
+    The CPU time is the evidence for work and growth checks, so it is taken from outside the
+    implementation's process (graders/measure.py): isolated, the kernel's account of the
+    worker's whole process tree over the call, wire decoding included (the reference pays
+    the same); in-process (trusted code only), ``time.process_time`` of this process. The
+    reference runs in a worker of its own, started the same way, that serves nothing else,
+    so nothing the submission does can change the baseline. With ``budget`` (CPU seconds)
+    the driver may stop early (it is passed ``budget=``), and an isolated call still running
+    past it is ended from outside; either way ``OverBudget`` is raised.
+    """
+    module = getattr(driver, "__module__", "") or ""
+    if not module.startswith("graders.support."):
+        raise ValueError(f"measured_call takes a graders.support function, not {driver!r}")
+    extra = {} if budget is None else {"budget": budget}
+    if not _isolate:
+        if reference:
+            impl = importlib.import_module(f"solutions.{kata}")
+            fn = _read_only_args(kata, getattr(impl, target))
+        else:
+            fn = getattr(KataImpl(kata), target)
+        start = time.process_time()
+        result = driver(fn, *args, **extra)
+        used = time.process_time() - start
+        if budget is not None and used > budget:
+            raise OverBudget(used, budget)
+        return result, used
+    from graders import measure, sandbox
+
+    session = _reference_session(kata) if reference else \
+        object.__getattribute__(_remote(kata), "_session")
+    fn = getattr(sandbox.RemoteModule(session), target)
+    session.call({"op": "support_import", "module": module})
+    worker = session.current()
+    meter = measure.Meter(worker.proc.pid, worker.uid).start()
+    backstop = None if budget is None else budget * 1.25 + 0.25
+    try:
+        result = session.support_call(module, driver.__name__, (fn, *args), extra,
+                                      watch=meter.watch(backstop))
+    except sandbox.SubmissionError:
+        if meter.over:
+            raise OverBudget(meter.seconds(), budget if budget is not None else math.inf) \
+                from None
+        raise
+    return result, meter.seconds()
+
+
+def metered(kata: str, reference: bool = False) -> tuple[Any, Any]:
+    """(the implementation, or the reference; a function that starts a CPU meter on it).
+
+    For checks that drive the implementation call by call from the test's side (so that
+    every call's answer crosses the wire and nothing inside the worker can batch or skip
+    them): the meter's ``seconds()`` is the CPU the implementation's process has used since
+    it was started, taken from outside it (graders/measure.py); in-process, this process's.
+    The reference's worker serves nothing else (see ``measured_call``)."""
+    from graders import measure, sandbox
+
+    if not _isolate:
+        impl = KataImpl(kata) if not reference else \
+            importlib.import_module(f"solutions.{kata}")
+        return impl, lambda: measure.ProcessMeter().start()
+    session = _reference_session(kata) if reference else \
+        object.__getattribute__(_remote(kata), "_session")
+    module = sandbox.RemoteModule(session)
+    return module, lambda: measure.Meter(session.current().proc.pid,
+                                         session.current().uid).start()

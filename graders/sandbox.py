@@ -369,9 +369,11 @@ def _scratch_base() -> Path:
     return base
 
 
-def _sandbox_uid() -> int:
-    # one uid per trusted process, so parallel graders never sweep each other's workers
-    return 200000 + os.getpid() % 100000
+def _sandbox_uid(base: int = 200000) -> int:
+    # one uid per trusted process, so parallel graders never sweep each other's workers;
+    # the reference's workers (graders.impl.measured_call) use base 300000 and candidate
+    # test commands base 400000, so sweeping one kind in the root fallback never ends another
+    return base + os.getpid() % 100000
 
 
 def _chown_tree(top: Path, uid: int) -> None:
@@ -518,7 +520,7 @@ def _run(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, tim
          env: dict[str, str] | None) -> tuple[int, str]:
     # a uid of its own, never a worker's: the command can neither signal this process's
     # submission worker nor be swept with it (the root fallback sweeps by uid)
-    uid = _sandbox_uid() + 100000 if os.geteuid() == 0 and caps.separate_uid else None
+    uid = _sandbox_uid(400000) if os.geteuid() == 0 and caps.separate_uid else None
     if uid is not None:
         _chown_tree(scratch, uid)
     with tempfile.TemporaryFile() as out:
@@ -752,10 +754,11 @@ def _spec_root() -> Path | None:
 class Worker:
     """One worker process and its pipes."""
 
-    def __init__(self, submission: Path, module_name: str, limits: Limits) -> None:
+    def __init__(self, submission: Path, module_name: str, limits: Limits,
+                 read_only: bool = False, uid_base: int = 200000) -> None:
         caps = self.caps = capabilities()
         self.limits = limits
-        self.uid = _sandbox_uid() if os.geteuid() == 0 and caps.separate_uid else None
+        self.uid = _sandbox_uid(uid_base) if os.geteuid() == 0 and caps.separate_uid else None
         self.new_root: Path | None = None
         self.scratch = Path(tempfile.mkdtemp(prefix="kata-worker-", dir=_scratch_base()))
         self.output_path = Path(tempfile.mkstemp(prefix="kata-worker-out-")[1])
@@ -788,7 +791,7 @@ class Worker:
             try:
                 self.proc, self.new_root = _spawn(
                     caps, [str(self.scratch / "_kata_worker.py"), str(req_r), str(rep_w),
-                           str(target), module_name],
+                           str(target), module_name] + (["read-only"] if read_only else []),
                     self.scratch, limits, env=_worker_env(self.scratch), out=out,
                     pass_fds=(req_r, rep_w), uid=self.uid, script=True)
             except BaseException:
@@ -803,11 +806,14 @@ class Worker:
         self.requests: BinaryIO = os.fdopen(req_w, "wb")
         self.replies: BinaryIO = os.fdopen(rep_r, "rb")
 
-    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+    def request(self, message: dict[str, Any],
+                watch: Callable[[], str | None] | None = None) -> dict[str, Any]:
         """Send one request and wait for its reply: the reply must start within the call's
         wall-clock limit, be no larger than the kata's reply cap, and arrive in full within
         a few seconds of its first byte. A worker that breaks any of these is killed and
-        the test it serves fails with a message that says which."""
+        the test it serves fails with a message that says which. ``watch``
+        (graders/measure.py) is called every few tens of milliseconds while the call runs;
+        a reason it returns ends the worker."""
         if self.dead:
             raise SubmissionError(self.dead)
         self.served = getattr(self, "served", 0) + 1
@@ -816,8 +822,24 @@ class Worker:
         except (BrokenPipeError, OSError):
             self._died()
         cap = getattr(self.limits, "reply_bytes", wire.REPLY_BYTES)
+        wait = self.limits.call_seconds
+        if watch is not None:
+            deadline = time.monotonic() + wait
+            ready: list[Any] = []
+            while not ready:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                ready, _, _ = select.select([self.replies], [], [], min(left, 0.02))
+                if not ready:
+                    reason = watch()
+                    if reason:
+                        self.kill()
+                        self.dead = reason
+                        raise SubmissionError(reason)
+            wait = max(0.0, deadline - time.monotonic())
         try:
-            reply = wire.recv_reply(self.replies.fileno(), cap, self.limits.call_seconds)
+            reply = wire.recv_reply(self.replies.fileno(), cap, wait)
         except BaseException as exc:
             if not isinstance(exc, (TimeoutError, wire.WireError, ValueError, OSError)):
                 # interrupted while the worker still computes (the test's own timeout
@@ -896,11 +918,17 @@ class Worker:
 class Session:
     """The worker that serves one kata's submission, replaced after each test."""
 
-    def __init__(self, kata: str, submission: Path, limits: Limits | None = None) -> None:
+    def __init__(self, kata: str, submission: Path, limits: Limits | None = None,
+                 uid_base: int = 200000) -> None:
         self.kata = kata
         self.submission = submission
         self.limits = limits or Limits()
         self.worker: Worker | None = None
+        self.uid_base = uid_base
+        try:
+            self.read_only = catalog.load(kata).read_only_inputs
+        except catalog.CatalogError:
+            self.read_only = False
         self.generation = 0
         self.exc_classes: dict[str, type[BaseException]] = {}
 
@@ -908,7 +936,8 @@ class Session:
         if self.worker is None or self.worker.dead:
             if self.worker is not None:
                 self.worker.kill()
-            self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits)
+            self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits,
+                                 self.read_only, self.uid_base)
             self.generation += 1
         return self.worker
 
@@ -921,7 +950,8 @@ class Session:
                                         or getattr(self.worker, "served", 0) > 0):
             self.worker.kill()
             self.worker = None
-            self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits)
+            self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits,
+                                 self.read_only, self.uid_base)
             self.generation += 1
 
     def close(self) -> None:
@@ -929,10 +959,11 @@ class Session:
             self.worker.kill()
             self.worker = None
 
-    def call(self, message: dict[str, Any]) -> Any:
+    def call(self, message: dict[str, Any],
+             watch: Callable[[], str | None] | None = None) -> Any:
         worker = self.current()
         generation = self.generation
-        reply = worker.request(message)
+        reply = worker.request(message, watch)
         if "ok" in reply:
             return wire.decode(reply["ok"], lambda d: self._proxy(d, generation))
         err = reply.get("error")
@@ -941,12 +972,13 @@ class Session:
         raise self._exception(err)
 
     def support_call(self, module: str, name: str, args: tuple[Any, ...],
-                     kwargs: dict[str, Any]) -> Any:
+                     kwargs: dict[str, Any],
+                     watch: Callable[[], str | None] | None = None) -> Any:
         """Run a driver from graders.support inside the worker (for katas whose tests
         need the implementation's own process, e.g. a server on the worker's loopback)."""
         return self.call({"op": "support_call", "module": module, "name": name,
                           "args": [_encode_arg(a) for a in args],
-                          "kwargs": {k: _encode_arg(v) for k, v in kwargs.items()}})
+                          "kwargs": {k: _encode_arg(v) for k, v in kwargs.items()}}, watch)
 
     def _exception(self, err: dict[str, Any]) -> BaseException:
         name, builtin = str(err.get("type", "")), str(err.get("builtin", ""))

@@ -22,6 +22,13 @@ bytes (a kata that needs more sets ``[grading] reply_bytes`` in its kata.toml), 
 in full within ``REPLY_SECONDS`` of its first byte, and decodes under a budget of
 ``MAX_ELEMENTS`` values nested at most ``MAX_DEPTH`` deep. So a hostile reply costs the
 trusted process a bounded amount of memory and time, and fails its test with a clear message.
+
+Read-only inputs: for katas whose prompt says the arguments are never modified, the worker
+decodes the arguments of each request with ``read_only=True``: numpy arrays become views
+over immutable ``bytes`` (``setflags(write=True)`` cannot undo that), lists and dicts become
+``FrozenList`` / ``FrozenDict`` (a list or dict in every other respect, whose mutating
+methods raise). An in-place write then raises inside the implementation, and the test sees
+the failure as a return value across the wire. ``freeze`` gives the same inputs in-process.
 """
 
 from __future__ import annotations
@@ -48,6 +55,72 @@ NUMPY_DTYPES = frozenset(
 
 class WireError(ValueError):
     """A message that is not valid under this format."""
+
+
+READ_ONLY_MESSAGE = ("argument is read-only: the function must not modify the inputs it is "
+                     "given (copy it first)")
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError(f"this {type(self).__name__[6:].lower()} {READ_ONLY_MESSAGE}")
+
+
+class FrozenList(list):  # type: ignore[type-arg]
+    """A list whose contents cannot be changed through its own methods."""
+
+    __slots__ = ()
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        import copy
+
+        return [copy.deepcopy(v, memo) for v in self]
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (list, (list(self),))
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A dict whose contents cannot be changed through its own methods."""
+
+    __slots__ = ()
+    pop = popitem = clear = update = setdefault = _refuse
+    __setitem__ = __delitem__ = __ior__ = _refuse
+
+    def __copy__(self) -> dict[Any, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[Any, Any]:
+        import copy
+
+        return {copy.deepcopy(k, memo): copy.deepcopy(v, memo) for k, v in self.items()}
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (dict, (dict(self),))
+
+
+def freeze(value: Any, depth: int = 0) -> Any:
+    """``value`` as the worker's read-only decoding would give it (for in-process tests of
+    trusted code): arrays as read-only views, lists and dicts as frozen copies, tuples and
+    sets walked; anything else as it is. The caller's own objects are never changed."""
+    if depth > MAX_DEPTH:
+        return value
+    t = type(value)
+    if t is list or t is FrozenList:
+        return FrozenList(freeze(v, depth + 1) for v in value)
+    if t is dict or t is FrozenDict:
+        return FrozenDict((freeze(k, depth + 1), freeze(v, depth + 1)) for k, v in value.items())
+    if t is tuple:
+        return tuple(freeze(v, depth + 1) for v in value)
+    if getattr(t, "__module__", "") == "numpy" and t.__name__ == "ndarray":
+        view = value.view()
+        view.flags.writeable = False
+        return view
+    return value
 
 
 def send(stream: BinaryIO, message: dict[str, Any]) -> None:
@@ -157,11 +230,11 @@ def encode(value: Any, handle_of: Callable[[Any], dict[str, Any]], depth: int = 
         return value
     if t is float:
         return value
-    if t is list:
+    if t is list or t is FrozenList:
         return [encode(v, handle_of, depth + 1) for v in value]
     if t is tuple:
         return {"$": "t", "v": [encode(v, handle_of, depth + 1) for v in value]}
-    if t is dict:
+    if t is dict or t is FrozenDict:
         return {"$": "d", "v": [[encode(k, handle_of, depth + 1), encode(v, handle_of, depth + 1)]
                                 for k, v in value.items()]}
     if t is set or t is frozenset:
@@ -196,9 +269,12 @@ class Budget:
 
 
 def decode(data: Any, make_handle: Callable[[dict[str, Any]], Any], depth: int = 0,
-           budget: Budget | None = None) -> Any:
+           budget: Budget | None = None, read_only: bool = False) -> Any:
     """Strictly the inverse of ``encode``; handles become whatever ``make_handle`` returns.
-    At most ``MAX_ELEMENTS`` values (``budget``) nested at most ``MAX_DEPTH`` deep."""
+    At most ``MAX_ELEMENTS`` values (``budget``) nested at most ``MAX_DEPTH`` deep.
+
+    With ``read_only`` (the worker, for katas whose inputs must be left alone) arrays are
+    views over immutable bytes and lists and dicts are frozen (see the module docstring)."""
     if depth > MAX_DEPTH:
         raise WireError(f"a value nested more than {MAX_DEPTH} deep")
     if budget is None:
@@ -211,24 +287,25 @@ def decode(data: Any, make_handle: Callable[[dict[str, Any]], Any], depth: int =
     if isinstance(data, float):
         return float(data)
     if isinstance(data, list):
-        return [decode(v, make_handle, depth + 1, budget) for v in data]
+        items = [decode(v, make_handle, depth + 1, budget, read_only) for v in data]
+        return FrozenList(items) if read_only else items
     if not isinstance(data, dict) or not isinstance(data.get("$"), str):
         raise WireError(f"not a wire value: {str(data)[:100]}")
     tag = data["$"]
     if tag == "t":
-        return tuple(decode(v, make_handle, depth + 1, budget) for v in _list(data))
+        return tuple(decode(v, make_handle, depth + 1, budget, read_only) for v in _list(data))
     if tag == "d":
         out = {}
         for pair in _list(data):
             if not isinstance(pair, list) or len(pair) != 2:
                 raise WireError("a dict entry must be a [key, value] pair")
-            key = decode(pair[0], make_handle, depth + 1, budget)
+            key = decode(pair[0], make_handle, depth + 1, budget, read_only)
             if isinstance(key, (list, dict, set)):
                 raise WireError("unhashable dict key")
-            out[key] = decode(pair[1], make_handle, depth + 1, budget)
-        return out
+            out[key] = decode(pair[1], make_handle, depth + 1, budget, read_only)
+        return FrozenDict(out) if read_only else out
     if tag in ("s", "fs"):
-        items = [decode(v, make_handle, depth + 1, budget) for v in _list(data)]
+        items = [decode(v, make_handle, depth + 1, budget, read_only) for v in _list(data)]
         if any(isinstance(v, (list, dict, set)) for v in items):
             raise WireError("unhashable set item")
         return set(items) if tag == "s" else frozenset(items)
@@ -248,7 +325,9 @@ def decode(data: Any, make_handle: Callable[[dict[str, Any]], Any], depth: int =
             raise WireError("bad numpy shape")
         if math.prod(shape) * np.dtype(dtype).itemsize != len(raw):
             raise WireError("numpy data does not match its shape")
-        return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+        array = np.frombuffer(raw, dtype=dtype).reshape(shape)
+        # over immutable bytes the array can never be made writeable; otherwise a private copy
+        return array if read_only else array.copy()
     if tag in ("h", "fn"):
         return make_handle(data)
     raise WireError(f"unknown wire tag {tag!r}")

@@ -6,7 +6,11 @@ file and the wire module; it answers requests from the trusted test process over
 in a table and sends back plain data or handles (graders/wire.py). Everything it sends is
 only data: the trusted side decodes it strictly.
 
-Usage: python -I -B worker.py FD_IN FD_OUT SUBMISSION_PATH MODULE_NAME
+Usage: python -I -B worker.py FD_IN FD_OUT SUBMISSION_PATH MODULE_NAME [read-only]
+
+With ``read-only`` every argument of every request is decoded read-only (graders/wire.py:
+arrays over immutable bytes, frozen lists and dicts), for katas whose inputs must be left
+alone: an in-place write raises in the implementation and comes back as an error.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ _objects: dict[int, Any] = {}
 _ids: dict[int, int] = {}
 _module: ModuleType | None = None
 _import_error: dict[str, str] | None = None
+_read_only = False
 
 
 def _kind(obj: Any) -> tuple[str, str]:
@@ -108,8 +113,9 @@ def _special(obj: Any, op: str, args: list[Any]) -> Any:
 
 def _serve(request: dict[str, Any], path: str, name: str) -> Any:
     op = request.get("op")
-    args = [wire.decode(a, _unhandle) for a in request.get("args", [])]
-    kwargs = {str(k): wire.decode(v, _unhandle) for k, v in request.get("kwargs", {}).items()}
+    args = [wire.decode(a, _unhandle, read_only=_read_only) for a in request.get("args", [])]
+    kwargs = {str(k): wire.decode(v, _unhandle, read_only=_read_only)
+              for k, v in request.get("kwargs", {}).items()}
     if op == "module_attr":
         module = _load(path, name)
         return getattr(module, str(request["name"]))
@@ -131,6 +137,13 @@ def _serve(request: dict[str, Any], path: str, name: str) -> Any:
             raise ValueError(f"support calls may only name graders.support, not {module}")
         _load(path, name)
         return getattr(importlib.import_module(module), str(request["name"]))(*args, **kwargs)
+    if op == "support_import":   # load a driver before a measured call, not during it
+        driver = str(request["module"])
+        if not driver.startswith("graders.support."):
+            raise ValueError(f"support calls may only name graders.support, not {driver}")
+        _load(path, name)
+        importlib.import_module(driver)
+        return None
     if op == "ping":
         return "pong"
     raise ValueError(f"unknown operation {op!r}")
@@ -147,7 +160,9 @@ def _error(exc: BaseException) -> dict[str, str]:
 
 
 def main() -> None:
+    global _read_only
     fd_in, fd_out, path, name = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    _read_only = sys.argv[5:6] == ["read-only"]
     inp = os.fdopen(fd_in, "rb")
     out = os.fdopen(fd_out, "wb")
     sys.argv = [path]

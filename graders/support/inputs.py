@@ -1,33 +1,32 @@
-"""A driver any kata's tests can use: did a call change the arguments it was given?
+"""How tests check that a call leaves its inputs alone: it gets them read-only.
 
-Across the isolated grader's wire every argument is a copy, so a check on the test's side
-that an input is unchanged cannot fail. ``changed_arguments`` makes the call where the
-implementation lives and compares each argument with a deep copy taken before the call.
-It returns plain observations (the positions of changed arguments); the tests assert.
+For a kata with ``read_only_inputs = true`` in kata.toml the implementation receives every
+argument read-only, in every mode (graders/wire.py): under isolation the worker decodes
+arrays as views over immutable bytes (``setflags(write=True)`` cannot undo that) and lists
+and dicts as frozen ones; in-process the test's own objects arrive as read-only views and
+frozen copies. An in-place write therefore raises where it happens, and the test sees that
+failure as what the call returned, across the wire or not. Nothing here runs inside the
+worker or trusts a value computed there.
+
+``leaves_inputs_alone`` makes the call on the test's side and turns a read-only failure
+into a clear assertion; every other exception is the implementation's own and propagates.
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import numpy as np
+READ_ONLY_MARKS = ("read-only", "WRITEABLE")
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
-                and a.dtype == b.dtype
-                and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
-    return bool(a == b) or (a != a and b != b)   # NaN equals NaN here
-
-
-def changed_arguments(fn: Any, *args: Any) -> list[int]:
-    """Call ``fn(*args)``; the 0-based positions of the arguments it changed."""
-    before = copy.deepcopy(args)
-    fn(*args)
-    return [i for i, (a, b) in enumerate(zip(args, before)) if not _same(a, b)]
+def leaves_inputs_alone(fn: Any, *args: Any, what: str = "") -> Any:
+    """``fn(*args)``; an AssertionError if it tried to write into one of its arguments."""
+    try:
+        return fn(*args)
+    except (ValueError, TypeError) as exc:
+        if any(mark in str(exc) for mark in READ_ONLY_MARKS):
+            raise AssertionError(
+                f"never modify the arguments you are given: {what or 'the call'} wrote into "
+                f"one of them (they are passed read-only): {type(exc).__name__}: {exc}"
+            ) from None
+        raise

@@ -1,9 +1,11 @@
-"""A driver for the top_p tests that must run next to the implementation.
+"""Drivers for the top_p tests that must run next to the implementation.
 
-``python_steps`` counts the Python steps a call executes in the submission's own files
-(the vectorised item: a loop over rows or tokens adds steps per iteration, numpy work adds
-none); counted here, where the submission runs, the count is exact under isolated grading
-too.
+``call`` is the call whose CPU time graders.impl.measured_call takes from outside the
+worker: the vectorised item's evidence. ``python_steps`` counts the Python steps a call
+executes in the submission's own files (a loop over rows or tokens adds steps per iteration,
+numpy work adds none). It is counted inside the submission's interpreter, so a submission can silence it:
+the tests use it only to withhold the item from a loop the CPU time does not expose, never
+to grant it.
 """
 
 from __future__ import annotations
@@ -60,3 +62,11 @@ def python_steps(fn: Any, *args: Any, **kwargs: Any) -> tuple[int, Any]:
     finally:
         sys.settrace(old)
     return steps, result
+
+
+def call(fn: Any, *args: Any, budget: float | None = None) -> Any:
+    """``fn(*args)``: the call whose CPU time graders.impl.measured_call takes from outside
+    the worker (the vectorised item's evidence). Inputs travel with the request, so nothing
+    about them is known to the worker before the measured call starts. ``budget`` is
+    enforced from outside; a single call has nothing to stop early."""
+    return fn(*args)

@@ -185,6 +185,6 @@ def test_push_after_finish_raises():
 
 @pytest.mark.rubric("linear_time")
 def test_fifty_thousand_tokens_stream_in_linear_time():
-    ok, what = timing.growth(sd)
-    assert ok, (f"pushing 50k tokens one at a time must cost about 5x pushing 10k (linear), "
-                f"below {timing.LIMIT:g}x: {what}")
+    ok, what = timing.growth()
+    assert ok, (f"pushing 50k tokens one at a time must take at most {timing.LIMIT:g} times "
+                f"the reference's CPU time on the same stream (linear time): {what}")

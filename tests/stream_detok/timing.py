@@ -1,18 +1,31 @@
-"""The linear-time check: how the time of a one-token-per-push stream grows from 10k to 50k.
+"""The linear-time check: the CPU time of a 50k-token stream, one token per push, against
+the reference's on the same stream.
 
-Linear work per push gives a ratio near 5; re-decoding or re-searching the whole output
-on every push gives about 25. The check passes below ``LIMIT`` (12): wide enough for a
-shared, noisy machine, far below quadratic. The 50k run is abandoned as soon as it has
-used ``LIMIT`` times the 10k time, so a quadratic submission fails in seconds, not
-minutes. No absolute time is ever compared with a constant.
+The CPU time is taken from outside the implementation's process (graders.impl.measured_call:
+the kernel's account of the grading worker, or this process's when testing in-process), and
+the reference runs in a worker of its own, so nothing the submission does can change either
+the clock or the baseline. The timed pushes run in a driver inside the implementation's
+process (one request; 50k round trips would cost more than the pushes): what it reports
+after each push must be what the class itself sends when pushed from the test's side over a
+window of the stream (``same_window``), so a replaced driver gains nothing. Each stream is judged on its own against the reference (never
+against the submission's own time at a smaller size), so slowing any push down can only
+lose the item.
+
+Linear solutions cost 0.3 to 2 times the reference here; re-decoding or re-searching the
+whole output on every push costs about 90 times as much at 50k tokens (its cost grows with
+the square of the length). The check passes below ``LIMIT`` (8) times the reference: wide
+enough for a shared, noisy machine and for plain, unoptimised linear code. A stream is
+stopped as soon as it has used 1.5 times that, so a quadratic submission fails in seconds.
+No absolute time is ever compared with a constant.
 """
 
 from __future__ import annotations
 
+import codecs
 import random
 from typing import Any
 
-SMALL, LARGE, LIMIT = 10_000, 50_000, 12.0
+LENGTH, LIMIT = 50_000, 8.0
 STOPS = ["<|end|>", "\n\nUser:"]
 
 
@@ -31,39 +44,107 @@ def workload(n: int, seed: int = 7) -> tuple[list[bytes], list[int]]:
     return vocab, [rng.randrange(len(vocab)) for _ in range(n)]
 
 
-def stream_time(mod: Any, vocab: list[bytes], ids: list[int], stops: list[str],
-                budget: float = float("inf")) -> tuple[float, int, str]:
-    """Seconds to push ``ids`` one at a time and finish; stops early past ``budget``.
-    Timed next to the implementation (graders/support/stream_detok.py).
-
-    Returns (seconds, tokens pushed, the text streamed)."""
-    from graders.impl import run_support
-    from graders.support import stream_detok as driver
-
-    secs, pushed, text = run_support("stream_detok", driver.stream_time, mod.StreamDetokenizer,
-                                     vocab, ids, stops, budget)
-    return float(secs), int(pushed), str(text)
-
-
-def growth(mod: Any, stops: list[str] = STOPS) -> tuple[bool, str]:
-    """(passed, what was measured). The timed stream must also be right: a fast wrong
-    answer is not linear time."""
+def streamed(vocab: list[bytes], ids: list[int], stops: list[str], sent: list[int],
+             text: str) -> str | None:
+    """What is wrong with a timed stream, or None: the text must be the whole-output
+    reference, and after every push at most a stop's length (plus an unfinished character)
+    may be held back, so the tokens really were pushed and streamed one at a time."""
     from tests.stream_detok.helpers import reference
 
-    vocab, ids = workload(LARGE)
-    _, _, text = stream_time(mod, vocab, ids[:2000], stops)
-    want = reference(vocab, ids[:2000], stops, False)[0]
+    want = reference(vocab, ids, stops, False)[0]
     if text != want:
-        return False, (f"the timed stream is wrong: after 2000 tokens it sent {text[:60]!r}..., "
-                       f"the whole-output reference is {want[:60]!r}...")
+        return (f"the timed stream is wrong: it sent {text[:60]!r}..., the whole-output "
+                f"reference is {want[:60]!r}...")
+    if len(sent) != len(ids):
+        return f"{len(ids)} tokens were pushed one at a time but {len(sent)} pushes reported"
+    slack = max((len(s) for s in stops), default=0) + 4
+    dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    decoded = 0
+    for k, t in enumerate(ids):
+        decoded += len(dec.decode(vocab[t]))
+        floor = min(decoded, len(want)) - slack
+        if not floor <= sent[k] <= decoded + 4:
+            return (f"after push {k + 1}, {sent[k]} characters had been sent of {decoded} "
+                    "decoded: the stream was held back, or ran ahead of its tokens")
+    return None
+
+
+def same_window(mod: Any, vocab: list[bytes], ids: list[int], stops: list[str],
+                sent: list[int], start: int, length: int = 400) -> str | None:
+    """What the timed run reported must be what the class itself streams: pushed from this
+    side, call by call, a fresh detokenizer gets ``ids[:start]`` in one push and then one
+    token per push; each push must send exactly what the timed run says it sent there. (A
+    timed run is a driver inside the implementation's process; this ties it to the class.)"""
+    d = mod.StreamDetokenizer(list(vocab), list(stops))
+    first = d.push(list(ids[:start]))
+    if len(first) != sent[start - 1]:
+        return (f"pushing the first {start} tokens at once sent {len(first)} characters; the "
+                f"timed run, one token per push, had sent {sent[start - 1]}")
+    for k in range(start, min(start + length, len(ids))):
+        got = len(d.push([ids[k]]))
+        if got != sent[k] - sent[k - 1]:
+            return (f"push {k + 1} sent {got} characters when made from the test, "
+                    f"{sent[k] - sent[k - 1]} in the timed run")
+    return None
+
+
+def _measure(stops: list[str], ids: list[int], vocab: list[bytes], reference: bool,
+             budget: float | None = None) -> tuple[tuple[list[int], str, int], float]:
+    from graders.impl import measured_call
+    from graders.support import stream_detok as driver
+
+    (sent, text, pushed), used = measured_call(
+        "stream_detok", driver.push_each, "StreamDetokenizer", vocab, ids, stops,
+        reference=reference, budget=budget)
+    return ([int(n) for n in sent], str(text), int(pushed)), float(used)
+
+
+_reference_cpu: dict[tuple[bool, tuple[str, ...]], float] = {}
+
+
+def reference_cpu(stops: list[str], again: bool = False) -> float:
+    """The reference's CPU seconds for the 50k stream (the fastest run so far)."""
+    from graders.impl import isolated
+
+    key = (isolated(), tuple(stops))
+    if key not in _reference_cpu or again:
+        vocab, ids = workload(LENGTH)
+        if key not in _reference_cpu:
+            _measure(stops, ids[:2000], vocab, True)   # warm-up
+        used = _measure(stops, ids, vocab, True)[1]
+        _reference_cpu[key] = min(used, _reference_cpu.get(key, used))
+    return _reference_cpu[key]
+
+
+def growth(stops: list[str] = STOPS, window: int = 30_000) -> tuple[bool, str]:
+    """(passed, what was measured). The timed stream must also be right and streamed: a
+    fast wrong answer is not linear time. ``window``: where ``same_window`` checks that the
+    timed run's pushes are the class's own."""
+    from graders.impl import OverBudget, kata_impl
+
+    vocab, ids = workload(LENGTH)
+    (sent, text, _), _ = _measure(stops, ids[:2000], vocab, False)   # a warm-up that counts
+    wrong = streamed(vocab, ids[:2000], stops, sent, text)
+    if wrong:
+        return False, wrong
     notes = []
     for attempt in range(2):
-        t_small = min(stream_time(mod, vocab, ids[:SMALL], stops)[0] for _ in range(1 + attempt))
-        t_large, done, _ = stream_time(mod, vocab, ids, stops, budget=LIMIT * t_small)
-        if done == LARGE and t_large < LIMIT * t_small:
-            return True, f"ratio {t_large / t_small:.1f} ({t_small:.3f}s, {t_large:.3f}s)"
-        notes.append(f"10k tokens took {t_small:.3f}s; after {LIMIT:g}x that "
-                     f"({t_large:.3f}s) only {done} of 50k tokens were pushed")
-        if done < 0.85 * LARGE:
-            break  # far from linear: no need for a second try
+        ref = reference_cpu(stops, again=attempt > 0)
+        bound = LIMIT * ref
+        try:
+            (sent, text, pushed), used = _measure(stops, ids, vocab, False, 1.5 * bound)
+        except OverBudget as exc:
+            return False, (f"stopped after {exc.seconds:.2f} CPU seconds, past 1.5 x {LIMIT:g} "
+                           f"times the reference's {ref:.3f} s")
+        if pushed < LENGTH:
+            return False, (f"after {1.5 * bound:.2f} CPU seconds ({1.5 * LIMIT:g} times the "
+                           f"reference's) only {pushed} of {LENGTH} tokens were pushed")
+        wrong = streamed(vocab, ids, stops, sent, text) or same_window(
+            kata_impl("stream_detok"), vocab, ids, stops, sent, window)
+        if wrong:
+            return False, wrong
+        if used <= bound:
+            return True, f"{used:.3f} CPU seconds, {used / ref:.1f} times the reference's"
+        notes.append(f"{used:.3f} CPU seconds, {used / ref:.1f} times the reference's "
+                     f"{ref:.3f} s")
     return False, "; ".join(notes)

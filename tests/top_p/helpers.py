@@ -274,9 +274,10 @@ def check_plausible(fn_name: str, result: Any, logits: np.ndarray) -> None:
 def python_steps(module: Any, fn_name: str, *args: Any, **kwargs: Any) -> int:
     """Python-level steps (function calls and line events) that ``module.fn_name(...)``
     executes in the submission's own source files, counted where the submission runs
-    (graders/support/top_p.py; inside the grading worker when isolated). A loop over rows
-    or tokens in Python adds steps per iteration; numpy work adds none. The call's answer
-    must be plausible (``check_plausible``): trivial answers do not earn the vectorised item."""
+    (graders/support/top_p.py). Counted inside the submission's interpreter, a submission
+    can silence the count, so it only ever withholds the item (``check_no_loop``); the CPU
+    time measured from outside (``check_cpu``) is what grants it. The call's answer must be
+    plausible (``check_plausible``)."""
     from graders.impl import run_support
     from graders.support import top_p as support
 
@@ -299,23 +300,108 @@ def _vector_inputs(rng: np.random.Generator, rows: int, vocab: int, flat: bool
     return x, t, p, rng.random(rows), k
 
 
+STEP_SHAPES = {"rows": (4096, 16), "tokens": (2, 16384)}
+STEP_LIMIT = 3000
+
+
 def check_no_loop(module: Any, fn_name: str, direction: str) -> None:
-    """No Python loop over rows (``direction="rows"``) or tokens (``"tokens"``).
-
-    Count the submission's Python steps at two sizes (exact, wherever the submission runs;
-    see ``python_steps``): 124 more rows, or 15872 more tokens, must not add that many steps.
-    """
+    """No Python loop over rows (``direction="rows"``) or tokens (``"tokens"``), by the
+    submission's Python steps on 4096 rows or on 16384-token rows: vectorised code takes a
+    few hundred steps whatever the size, a loop at least one per row or token. The bound is
+    absolute, so adding steps anywhere can only lose the item."""
     rng = np.random.default_rng(67 if direction == "rows" else 71)
-    sizes = [(4, 512), (128, 512)] if direction == "rows" else [(2, 512), (2, 16384)]
-    steps = []
-    for rows, vocab in sizes:
-        x, t, p, u, k = _vector_inputs(rng, rows, vocab, flat=direction == "tokens")
-        extra = {"u": u} if fn_name == "sample" else {}
-        steps.append(python_steps(module, fn_name, x, t, p, top_k=k, **extra))
-    limit = 124 if direction == "rows" else 1000
-    assert steps[1] - steps[0] < limit, (
-        f"{fn_name} ran {steps[0]} Python steps (calls and lines in the submission) for "
-        f"{sizes[0][0]} x {sizes[0][1]} logits and {steps[1]} for {sizes[1][0]} x "
-        f"{sizes[1][1]}: a Python loop over {direction} (a comprehension or generator "
-        "counts too, input checks included)")
+    rows, vocab = STEP_SHAPES[direction]
+    x, t, p, u, k = _vector_inputs(rng, rows, vocab, flat=direction == "tokens")
+    extra = {"u": u} if fn_name == "sample" else {}
+    steps = python_steps(module, fn_name, x, t, p, top_k=k, **extra)
+    assert steps < STEP_LIMIT, (
+        f"{fn_name} ran {steps} Python steps (calls and lines in the submission) for {rows} x "
+        f"{vocab} logits, at most {STEP_LIMIT} allowed: a Python loop over {direction} (a "
+        "comprehension or generator counts too, input checks included)")
 
+
+# ---------------------------------------------------------------- CPU time
+# Shapes that make Python work per row, or per token, cost far more than numpy's work per
+# element: 32768 rows of 2 tokens; one flat row of 2^18 tokens with p near 1 and no top-k
+# (a loop that walks the sorted tokens until the mass reaches p runs through nearly all).
+CPU_LIMIT = 40.0        # honest numpy solutions measured at 1-19x the reference, loops 100x+
+
+
+def cpu_inputs(direction: str) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(83 if direction == "rows" else 89)
+    if direction == "rows":
+        rows, vocab = 32768, 2
+        x = rows_of(rng, rows, vocab, 2.0, bf16=True)
+        t, p = rng.uniform(0.5, 1.5, rows), rng.uniform(0.5, 0.99, rows)
+        t[::5] = 0.0
+        p[1::7] = 1.0
+        k = rng.integers(0, vocab + 1, rows)
+    else:
+        rows, vocab = 1, 1 << 18
+        x = rows_of(rng, rows, vocab, 0.3)
+        t, p = rng.uniform(0.5, 1.5, rows), rng.uniform(0.995, 0.999, rows)
+        k = np.zeros(rows, dtype=np.int64)
+    return x, t, p, rng.random(rows), k
+
+
+_reference_cpu: dict[tuple[bool, str, str], float] = {}
+
+
+def _positional(fn_name: str, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    x, t, p, u, k = inputs
+    return (x, t, p, k) if fn_name == "kept_mask" else (x, t, p, u, k)
+
+
+def _small(args: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """The first row (64 tokens of it) of each input: a warm-up call."""
+    return (args[0][:1, :64].copy(),) + tuple(a[:1] for a in args[1:])
+
+
+def reference_cpu(fn_name: str, direction: str) -> float:
+    """The reference's CPU seconds for the same call, in a worker of its own (in-process
+    when testing in-process): the fastest of two runs after a warm-up."""
+    from graders.impl import isolated, measured_call
+    from graders.support import top_p as support
+
+    key = (isolated(), fn_name, direction)
+    if key not in _reference_cpu:
+        args = _positional(fn_name, cpu_inputs(direction))
+        measured_call("top_p", support.call, fn_name, *_small(args), reference=True)
+        _reference_cpu[key] = min(
+            measured_call("top_p", support.call, fn_name, *args, reference=True)[1]
+            for _ in range(2))
+    return _reference_cpu[key]
+
+
+def check_cpu(fn_name: str, direction: str) -> None:
+    """The call's CPU time, taken from outside the implementation's process, is within
+    ``CPU_LIMIT`` times the reference's on the same inputs. Each call is judged on its own
+    (never against the submission's own time at another size), so slowing any call down can
+    only lose the item. A near miss is measured once more (a busy machine)."""
+    from graders.impl import OverBudget, measured_call
+    from graders.support import top_p as support
+
+    args = _positional(fn_name, cpu_inputs(direction))
+    # a small call first: the worker has imported everything before the measured one
+    small = _small(args)
+    check_plausible(fn_name, measured_call("top_p", support.call, fn_name, *small)[0], small[0])
+    ref = reference_cpu(fn_name, direction)
+    bound = CPU_LIMIT * ref
+    shape = "x".join(map(str, args[0].shape))
+    seen = []
+    for _ in range(2):
+        try:
+            result, used = measured_call("top_p", support.call, fn_name, *args,
+                                         budget=1.5 * bound)
+        except OverBudget as exc:
+            seen.append(f"more than {exc.budget:.3f} s (stopped at {exc.seconds:.3f} s)")
+            break
+        check_plausible(fn_name, result, args[0])
+        if used <= bound:
+            return
+        seen.append(f"{used:.3f} s")
+    raise AssertionError(
+        f"{fn_name} on {shape} logits used {', then '.join(seen)} of CPU; the reference "
+        f"takes {ref:.4f} s and at most {CPU_LIMIT:g}x that ({bound:.3f} s) is allowed: "
+        f"Python work per {direction[:-1]} (a loop over {direction}) is too slow for a batch "
+        "of 64 x 128K")

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graders.impl import kata_impl, run_support
+from graders.impl import kata_impl
 from graders.support import inputs
 from tests.spec_decode.helpers import EOS, as_row, greedy_row
 
@@ -328,8 +328,7 @@ def test_truncation_and_finish_match_the_model(batch):
 
 @pytest.mark.rubric("greedy_accept")
 def test_inputs_are_not_modified_where_the_implementation_runs():
-    # Under isolated grading the arrays above are copies; this checks in the worker.
+    # The arrays reach the implementation read-only in both modes: a write raises there.
     args = (np.array([[5, 6, 7], [1, 2, 3]]), np.array([2, 3]), np.array([[5, 9, 7, 8], [1, 2, 3, 4]]),
             EOS, np.array([3, 2]))
-    changed = run_support("spec_decode", inputs.changed_arguments, sd.verify_greedy, *args)
-    assert changed == [], f"verify_greedy changed its arguments at positions {changed}"
+    inputs.leaves_inputs_alone(sd.verify_greedy, *args, what="verify_greedy")

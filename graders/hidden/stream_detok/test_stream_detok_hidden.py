@@ -364,6 +364,6 @@ def test_linear_time_with_long_stops_and_multi_token_pushes():
     # the public workload with long stop strings that are often half-matched
     stops = ["<|" + "Use" * 8 + "|>", "\n\n" + "ab" * 10 + "!"]
 
-    ok, what = timing.growth(sd, stops)
-    assert ok, (f"with stops {stops!r}, pushing 50k tokens one at a time must cost about 5x "
-                f"pushing 10k (linear), below {timing.LIMIT:g}x: {what}")
+    ok, what = timing.growth(stops, window=41_000)
+    assert ok, (f"with stops {stops!r}, pushing 50k tokens one at a time must take at most "
+                f"{timing.LIMIT:g} times the reference's CPU time (linear time): {what}")

@@ -1,0 +1,222 @@
+"""Measurements of a grading worker taken from outside it: CPU time and memory from the kernel.
+
+A submission can replace anything inside its own interpreter (a clock, a tracer, a driver),
+so work and growth checks read what the kernel accounts to the worker's processes instead:
+
+- CPU time: each process's CPU clock (``clock_gettime`` on the process clock of a pid:
+  nanoseconds, every thread, live or exited) plus the CPU of the children it has reaped
+  (``cutime + cstime`` in /proc/<pid>/stat). Every process of the worker's tree is found
+  from ``Worker.proc.pid`` (the ``children`` files where the kernel has them, else the
+  parent links of every process) and, once seen, followed by identity (pid and start time)
+  even after it has been re-parented; a process re-parented before it was ever seen is
+  still found by the worker's session (it leads one) and, where it has one, its own uid. Counting a reaped child twice (its own clock, then
+  its parent's ``cutime``) can only raise the figure, never lower it.
+- Memory: resident and peak resident set size (VmRSS, VmHWM) summed over the tree.
+
+``Meter.watch`` polls while the trusted side waits for a reply (graders/sandbox.py), so a
+process that lives only for part of a call is still counted, and a call that runs past its
+CPU budget is ended at once instead of at the wall-clock limit.
+
+In-process mode (trusted code only: practice runs, mutants) measures the test process
+itself with ``time.process_time``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_SCAN_EVERY_S = 0.1      # a full walk of /proc at most this often while watching
+
+
+def _process_clock(pid: int) -> float | None:
+    """CPU seconds of process ``pid`` (all its threads), or None when it is gone."""
+    try:
+        return time.clock_gettime(((~pid) << 3) | 2)   # CPUCLOCK_SCHED of the whole process
+    except (OSError, OverflowError):
+        return None
+
+
+def _stat(pid: int) -> tuple[int, int, float, int] | None:
+    """(parent pid, start time in ticks, CPU seconds of reaped children, session id)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    fields = data[data.rindex(b")") + 2:].split()
+    # fields[0] is the state (field 3 of proc(5)); ppid is field 4, cutime 16, cstime 17,
+    # starttime 22
+    try:
+        return (int(fields[1]), int(fields[19]), (int(fields[13]) + int(fields[14])) / TICKS,
+                int(fields[3]))
+    except (IndexError, ValueError):
+        return None
+
+
+def _children_of(pid: int) -> list[int] | None:
+    """Child pids from /proc/<pid>/task/*/children, or None where the kernel lacks them."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids: list[int] = []
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                kids.extend(int(x) for x in fh.read().split())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            continue
+    return kids
+
+
+def _all_parents() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            st = _stat(int(entry))
+            if st is not None:
+                kids.setdefault(st[0], []).append(int(entry))
+    return kids
+
+
+def _kin(root: int, uid: int | None) -> list[int]:
+    """Processes that left ``root``'s tree but not its session (``root`` leads one, as a
+    grading worker does: an orphan re-parented elsewhere keeps it), or that run as ``uid``
+    (the worker's own uid, where it has one: no process of it belongs to anyone else)."""
+    st = _stat(root)
+    leader = st is not None and st[3] == root
+    if not leader and uid is None:
+        return []
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if uid is not None:
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    found.append(pid)
+                    continue
+            except OSError:
+                continue
+        if leader:
+            other = _stat(pid)
+            if other is not None and other[3] == root:
+                found.append(pid)
+    return found
+
+
+def tree(root: int) -> list[int]:
+    """``root`` and every process below it, by parent links."""
+    found, i = [root], 0
+    table: dict[int, list[int]] | None = None
+    while i < len(found):
+        kids = _children_of(found[i]) if table is None else None
+        if kids is None:
+            if table is None:
+                table = _all_parents()
+            kids = table.get(found[i], [])
+        found.extend(k for k in kids if k not in found)
+        i += 1
+    return found
+
+
+@dataclass
+class Meter:
+    """CPU seconds used by the process tree under ``root`` since ``start``."""
+
+    root: int
+    uid: int | None = None
+    start_cpu: dict[tuple[int, int], float] = field(default_factory=dict)
+    last_cpu: dict[tuple[int, int], float] = field(default_factory=dict)
+    over: bool = False
+    _last_scan: float = 0.0
+
+    def _read(self, pid: int) -> tuple[tuple[int, int], float] | None:
+        st = _stat(pid)
+        cpu = _process_clock(pid)
+        if st is None or cpu is None:
+            return None
+        again = _stat(pid)   # the pid was not reused between the two reads
+        if again is None or again[1] != st[1]:
+            return None
+        return (pid, st[1]), cpu + st[2]
+
+    def _poll(self, scan: bool) -> None:
+        pids = {pid for pid, _ in self.last_cpu}
+        if scan:
+            pids.update(tree(self.root))
+            pids.update(_kin(self.root, self.uid))
+            for pid, _ in list(self.last_cpu):
+                pids.update(tree(pid))
+            self._last_scan = time.monotonic()
+        for pid in pids:
+            got = self._read(pid)
+            if got is not None:
+                key, cpu = got
+                self.last_cpu[key] = max(cpu, self.last_cpu.get(key, 0.0))
+
+    def start(self) -> "Meter":
+        self.last_cpu.clear()
+        self._poll(scan=True)
+        self.start_cpu = dict(self.last_cpu)
+        return self
+
+    def seconds(self, scan: bool = True) -> float:
+        """CPU seconds since ``start`` (polls once more first; ``scan=False`` reads only the
+        processes already seen, without walking /proc for new ones)."""
+        self._poll(scan=scan)
+        return sum(cpu - self.start_cpu.get(key, 0.0) for key, cpu in self.last_cpu.items())
+
+    def watch(self, budget: float | None = None) -> Callable[[], str | None]:
+        """A callback for ``Worker.request``: keeps the tally current while the trusted side
+        waits and, past ``budget`` CPU seconds, returns the reason to end the worker."""
+        def check() -> str | None:
+            self._poll(scan=time.monotonic() - self._last_scan >= _SCAN_EVERY_S)
+            if budget is None:
+                return None
+            used = sum(cpu - self.start_cpu.get(key, 0.0) for key, cpu in self.last_cpu.items())
+            if used > budget:
+                self.over = True
+                return (f"the call used more than its CPU budget of {budget:.3f} s "
+                        "(measured from outside the worker): the worker was stopped")
+            return None
+        return check
+
+
+def memory(root: int) -> tuple[int, int]:
+    """(resident bytes now, peak resident bytes) summed over the tree under ``root``."""
+    rss = peak = 0
+    for pid in tree(root):
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                for line in fh:
+                    if line.startswith(("VmRSS:", "VmHWM:")):
+                        kib = int(line.split()[1]) * 1024
+                        if line.startswith("VmRSS:"):
+                            rss += kib
+                        else:
+                            peak += kib
+        except (OSError, ValueError, IndexError):
+            continue
+    return rss, peak
+
+
+class ProcessMeter:
+    """The same interface for in-process tests: this process's CPU time."""
+
+    def __init__(self) -> None:
+        self.begin = time.process_time()
+
+    def start(self) -> "ProcessMeter":
+        self.begin = time.process_time()
+        return self
+
+    def seconds(self, scan: bool = True) -> float:
+        return time.process_time() - self.begin
