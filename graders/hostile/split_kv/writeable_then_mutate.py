@@ -3,6 +3,7 @@
 Attack: writes into the caller's outs array after asking for write access back with
 setflags(write=True), which a view over immutable bytes refuses.
 Class: evidence
+Targets: bad_input
 Honest: 55
 Stopped by: arrays are decoded as views over immutable bytes: setflags(write=True) raises
 Rubric: bad_input

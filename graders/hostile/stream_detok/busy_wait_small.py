@@ -3,6 +3,7 @@
 Attack: re-decodes the whole output on every push, and spins 0.2 ms on each of the first
 10k pushes so that a growth check comparing 50k tokens with 10k sees a ratio near 5.
 Class: growth
+Targets: linear_time
 Honest: 90
 Stopped by: the 50k stream is judged against the reference's time only, never against the submission's own smaller stream
 Rubric: linear_time

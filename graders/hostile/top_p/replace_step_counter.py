@@ -3,6 +3,7 @@
 Attack: a row-loop top_p replaces graders.support.top_p.python_steps with a function that
 reports zero steps, to pass the vectorised item's step count.
 Class: evidence
+Targets: vectorised
 Honest: 90
 Stopped by: the vectorised item is granted by CPU time the kernel accounts to the worker, against the reference's (tests/top_p/helpers.py check_cpu); the step count only withholds
 Rubric: vectorised
