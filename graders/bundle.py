@@ -19,7 +19,7 @@ from graders import catalog
 
 HARNESS = ["__init__.py", "catalog.py", "impl.py", "plugin.py", "cli.py", "grade.py",
            "typecheck.py", "interview.py", "sandbox.py", "wire.py", "worker.py", "batch.py",
-           "candidate_tests.py"]
+           "candidate_tests.py", "measure.py", "outside.py"]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
 
 
