@@ -429,7 +429,13 @@ def test_pages_wait_for_the_last_step_in_any_order(k, data, how):
     cut = data.draw(st.integers(0, k - 1), label="steps completed before the end")
     for s in order[:cut]:
         r.complete(s, {"a": 1})
+    before_end = r.free_pages()
     end(r, how, "a")
+    assert r.free_pages() == before_end, (
+        f"{k} steps launched over a, completed in order {order}; {how}('a') after {cut} "
+        f"completions, with {k - cut} of them still in flight (the newest may be done): "
+        f"free_pages() went from {before_end} to {r.free_pages()}; a's pages must wait for "
+        "the last step to complete")
     for j, s in enumerate(order[cut:-1], start=cut):
         before = r.free_pages()
         r.complete(s, {})

@@ -549,7 +549,8 @@ def test_bad_calls_raise_and_change_nothing(cap, rate, used, max_new, picks, far
     Each must raise the stated error, and afterwards the twins must agree."""
     a = tb.TokenBucket(cap, rate, 10.0)
     b = tb.TokenBucket(cap, rate, 10.0)
-    prompt = max(1, round(used * cap))
+    # "live" must fit after "gone" used its one token: prompt + max_new <= cap - 1
+    prompt = max(1, min(round(used * cap), cap - 1 - max_new))
     for x in (a, b):
         x.admit("gone", 0, 1, 10.0)
         x.finish("gone", 1, 10.0)

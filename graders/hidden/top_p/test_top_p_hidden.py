@@ -121,6 +121,34 @@ def test_tied_rows_match_the_model_and_permute(data):
 
 
 @pytest.mark.rubric("order_independent_ties")
+@pytest.mark.parametrize("row", [[0.0, -0.0, -1.0], [-0.0, 0.0, -1.0], [-1.0, -0.0, 0.0, -0.0]])
+@pytest.mark.parametrize("t", [0.0, 1.0])
+def test_minus_zero_ties_with_zero(row, t):
+    """The prompt: "two tokens are tied when their logits are equal", and -0.0 == 0.0; a
+    key or comparison that orders -0.0 below 0.0 splits the tie."""
+    x = np.array([row], dtype=np.float64)
+    got = check_against_model(x, arr(t), arr(0.3), what="-0.0 and 0.0 are equal logits: ")
+    zeros = np.array([v == 0.0 for v in row])
+    assert np.array_equal(got[0] & zeros, zeros), (
+        f"kept_mask({row}, T={t}, p=0.3) must keep every zero logit (tied at the maximum), "
+        f"got {got[0].tolist()}")
+
+
+@pytest.mark.rubric("order_independent_ties")
+@pytest.mark.parametrize("low", [-1000.0, -5000.0, -1e6])
+def test_a_row_is_judged_on_its_own_values(low):
+    """The prompt: row b of the answer is a function of the values in row b. A softmax
+    stabilised with the batch's maximum instead of the row's underflows a low row."""
+    x = np.array([[low, low - 1.0, low - 3.0], [0.0, 0.0, 5.0]])
+    t, p = arr(1.0, 1.0), arr(0.9, 0.9)
+    together = check_against_model(x, t, p, what=f"a row near {low} beside a row near 0: ")
+    alone = np.asarray(tp.kept_mask(x[:1], t[:1], p[:1]))
+    assert np.array_equal(together[0], alone[0]), (
+        f"row 0 {x[0].tolist()} kept {together[0].tolist()} beside row 1 but "
+        f"{alone[0].tolist()} alone: a row's answer may not depend on the other rows")
+
+
+@pytest.mark.rubric("order_independent_ties")
 def test_bf16_128k_rows_match_the_model_under_permutation():
     x = big_rows(11, [1.0, 2.5, 4.0], bf16=True)
     t = arr(1.0, 0.7, 1.3)
