@@ -491,6 +491,24 @@ def test_every_admit_outcome_moves_the_clock(rate, gap, frac, kind):
 
 
 @pytest.mark.rubric("time_monotonic")
+@pytest.mark.parametrize("back", [0.5, 6.0, 1e4])
+@pytest.mark.parametrize("rate", [1.0, 1 / 3])
+def test_an_admit_with_an_earlier_now_is_charged_at_the_clock(back, rate):
+    """The prompt: a call with an earlier now "is handled at the clock's time: it neither
+    mints tokens nor destroys them". An admission charged at the earlier instant gets the
+    refill between that instant and the clock for free."""
+    b = tb.TokenBucket(100, rate, 0.0)
+    b.available(500.0)                              # full, clock at 500
+    got = outcome(b.admit("x", 50, 0, 500.0 - back))
+    assert got[0] == "admitted", f"a full bucket of 100 admits 50, got {got}"
+    left = b.available(500.0)
+    assert abs(left - 50.0) <= TOK, (
+        f"TokenBucket(100, {rate!r}, 0.0); available(500.0) (full, clock 500); "
+        f"admit('x', 50, 0, now={500.0 - back!r}) is handled at the clock, so 50 tokens are "
+        f"left at 500.0, got {left!r}")
+
+
+@pytest.mark.rubric("time_monotonic")
 @given(rate=RATES, back=BACK, rounds=st.integers(1, 20))
 def test_back_and_forth_mints_nothing(rate, back, rounds):
     b = tb.TokenBucket(1000, rate, 50.0)
