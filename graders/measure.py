@@ -11,7 +11,7 @@ so work and growth checks read what the kernel accounts to the worker's processe
   even after it has been re-parented; a process re-parented before it was ever seen is
   still found by the worker's session (it leads one) and, where it has one, its own uid. Counting a reaped child twice (its own clock, then
   its parent's ``cutime``) can only raise the figure, never lower it.
-- Memory: resident and peak resident set size (VmRSS, VmHWM) summed over the tree.
+- Memory: resident plus swapped-out memory (VmRSS, VmSwap) summed over the worker.
 
 ``Meter.watch`` polls while the trusted side waits for a reply (graders/sandbox.py), so a
 process that lives only for part of a call is still counted, and a call that runs past its
@@ -190,22 +190,37 @@ class Meter:
         return check
 
 
-def memory(root: int) -> tuple[int, int]:
-    """(resident bytes now, peak resident bytes) summed over the tree under ``root``."""
-    rss = peak = 0
-    for pid in tree(root):
+def worker_pids(root: int, uid: int | None = None) -> list[int]:
+    """The worker's processes: ``root`` and its tree (breadth first), then those that left
+    the tree but not its session, or that run as its own ``uid``."""
+    pids = tree(root)
+    pids += [p for p in _kin(root, uid) if p not in pids]
+    return pids
+
+
+def cpu_seconds(root: int, uid: int | None = None) -> float:
+    """CPU seconds the worker's processes have used so far (a snapshot; ``Meter`` follows
+    a call)."""
+    total = 0.0
+    for pid in worker_pids(root, uid):
+        st, cpu = _stat(pid), _process_clock(pid)
+        if st is not None and cpu is not None:
+            total += cpu + st[2]
+    return total
+
+
+def memory_bytes(root: int, uid: int | None = None) -> int:
+    """Resident plus swapped-out memory of the worker's processes, in bytes."""
+    total = 0
+    for pid in worker_pids(root, uid):
         try:
             with open(f"/proc/{pid}/status") as fh:
                 for line in fh:
-                    if line.startswith(("VmRSS:", "VmHWM:")):
-                        kib = int(line.split()[1]) * 1024
-                        if line.startswith("VmRSS:"):
-                            rss += kib
-                        else:
-                            peak += kib
+                    if line.startswith(("VmRSS:", "VmSwap:")):
+                        total += int(line.split()[1]) * 1024
         except (OSError, ValueError, IndexError):
             continue
-    return rss, peak
+    return total
 
 
 class ProcessMeter:

@@ -1,14 +1,9 @@
-"""Observations of a submission's worker taken from outside it.
+"""Clients of a submission's server that the submission does not control.
 
-Nothing here runs in the worker: the trusted test process reads the kernel's view of the
-worker (its CPU time and memory in /proc) and creates sockets inside the worker's network
-namespace, so that a client the submission does not control can talk to a server the
-submission runs on its own loopback.
-
-The worker is the process tree under ``Worker.proc.pid`` (the sandbox may put a
-bubblewrap process at its root), plus, where the sandbox gave it a uid of its own, every
-process running under that uid (a process that left the tree by double-forking still
-counts).
+Nothing here runs in the worker: the trusted test process creates sockets inside the
+worker's network namespace, so that a client the submission cannot see or signal talks to
+a server the submission runs on its own loopback. (The worker's CPU time and memory are read
+from outside by graders/measure.py.)
 """
 
 from __future__ import annotations
@@ -17,103 +12,11 @@ import os
 import socket
 import subprocess
 import sys
-from dataclasses import dataclass
+
+from graders.measure import worker_pids
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
-_TICK = 1.0 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
-
-
-@dataclass(frozen=True)
-class _Proc:
-    pid: int
-    ppid: int
-    uid: int
-
-
-def _processes() -> list[_Proc]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        ppid = uid = -1
-        try:
-            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as fh:
-                for line in fh:
-                    if line.startswith("PPid:"):
-                        ppid = int(line.split()[1])
-                    elif line.startswith("Uid:"):
-                        uid = int(line.split()[1])
-                        break
-        except (OSError, ValueError, IndexError):
-            continue
-        out.append(_Proc(int(entry), ppid, uid))
-    return out
-
-
-def worker_pids(root: int, uid: int | None = None) -> list[int]:
-    """``root`` and its descendants, breadth first, then any other process of ``uid``."""
-    procs = _processes()
-    children: dict[int, list[int]] = {}
-    for p in procs:
-        children.setdefault(p.ppid, []).append(p.pid)
-    order: list[int] = []
-    seen: set[int] = set()
-    queue = [root]
-    while queue:
-        pid = queue.pop(0)
-        if pid in seen:
-            continue
-        seen.add(pid)
-        order.append(pid)
-        queue.extend(sorted(children.get(pid, [])))
-    if uid is not None:
-        order.extend(p.pid for p in procs if p.uid == uid and p.pid not in seen)
-    return order
-
-
-def _process_cpu(pid: int) -> float:
-    """CPU seconds of one process: the larger of its threads' exact run times (schedstat,
-    live threads only) and the kernel's per-process total in clock ticks (which also holds
-    threads that have exited and children it has reaped)."""
-    ticks = 0.0
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-        # after the command: state is field 3, utime 14, stime 15, cutime 16, cstime 17
-        ticks = sum(int(fields[i]) for i in (11, 12, 13, 14)) * _TICK
-    except (OSError, ValueError, IndexError):
-        return 0.0
-    exact = 0.0
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as fh:
-                    exact += int(fh.read().split()[0]) / 1e9
-            except (OSError, ValueError, IndexError):
-                continue
-    except OSError:
-        pass
-    return max(ticks, exact)
-
-
-def cpu_seconds(root: int, uid: int | None = None) -> float:
-    """CPU seconds (user + system) used so far by the worker rooted at ``root``."""
-    return sum(_process_cpu(pid) for pid in worker_pids(root, uid))
-
-
-def memory_bytes(root: int, uid: int | None = None) -> int:
-    """Resident plus swapped-out memory of the worker rooted at ``root``, in bytes."""
-    total = 0
-    for pid in worker_pids(root, uid):
-        try:
-            with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
-                for line in fh:
-                    if line.startswith(("VmRSS:", "VmSwap:")):
-                        total += int(line.split()[1]) * 1024
-        except (OSError, ValueError, IndexError):
-            continue
-    return total
 
 
 def _netns(pid: int) -> int:

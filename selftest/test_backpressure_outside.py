@@ -19,12 +19,12 @@ import time
 
 import pytest
 
-from graders import outside
+from graders import measure, outside
 from graders.support import backpressure as support
 
 def _end_tree(parent: subprocess.Popen[bytes]) -> None:
     """Kill ``parent`` and every process under it (found before the parent goes)."""
-    pids = outside.worker_pids(parent.pid)
+    pids = measure.worker_pids(parent.pid)
     for pid in reversed(pids):
         try:
             os.kill(pid, signal.SIGKILL)
@@ -89,14 +89,14 @@ def test_measurements_from_outside_cover_the_whole_process_tree() -> None:
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            if len(outside.worker_pids(parent.pid)) == 2 and \
-                    outside.cpu_seconds(parent.pid) >= 0.3:
+            if len(measure.worker_pids(parent.pid)) == 2 and \
+                    measure.cpu_seconds(parent.pid) >= 0.3:
                 break
             time.sleep(0.05)
-        pids = outside.worker_pids(parent.pid)
+        pids = measure.worker_pids(parent.pid)
         assert len(pids) == 2 and pids[0] == parent.pid
-        assert outside.memory_bytes(parent.pid) >= 64 << 20
-        assert outside.cpu_seconds(parent.pid) >= 0.3
+        assert measure.memory_bytes(parent.pid) >= 64 << 20
+        assert measure.cpu_seconds(parent.pid) >= 0.3
     finally:
         _end_tree(parent)
     with pytest.raises(ValueError):
@@ -119,7 +119,7 @@ def test_sockets_reach_a_server_in_the_network_namespace_of_a_child() -> None:
             pytest.skip(f"no network namespace here: {parent.stderr.read(300)!r}"
                         if parent.stderr else "no network namespace here")
         port = int(line)
-        pids = outside.worker_pids(parent.pid)
+        pids = measure.worker_pids(parent.pid)
         assert len(pids) >= 2
         with socket.socket() as plain:   # from our own namespace it is not there
             plain.settimeout(2)

@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from graders import impl, outside
+from graders.measure import cpu_seconds, memory_bytes
 from graders.impl import run_support
 from graders.support import backpressure as support
 
@@ -102,13 +103,13 @@ def reference() -> Any:
 def worker_memory() -> int:
     """The worker's resident + swapped memory in bytes, read from /proc."""
     pid, uid = impl.worker_process(KATA)
-    return outside.memory_bytes(pid, uid)
+    return memory_bytes(pid, uid)
 
 
 def worker_cpu() -> float:
     """The CPU seconds the worker has used so far, read from /proc."""
     pid, uid = impl.worker_process(KATA)
-    return outside.cpu_seconds(pid, uid)
+    return cpu_seconds(pid, uid)
 
 
 def memory_over_rounds(buffers: Any, budget: int, driver: Any, rounds: int, *args: Any,
