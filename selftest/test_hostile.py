@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import socket
 import sys
 import threading
@@ -67,6 +68,25 @@ CASES = sorted((p.parent.name, p.name.removesuffix(".py"))
 def attack_path(kata: str, name: str, honest: bool = False) -> Path:
     base = HOSTILE / kata / ("honest" if honest else "")
     return base / f"{name}.py" if (base / f"{name}.py").is_file() else base / name
+
+
+REFERENCE_MARK = "# REFERENCE: "
+
+
+def built(path: Path, tmp: Path) -> Path:
+    """The case at ``path`` ready to grade: a folder holding files that only name the
+    reference (a first line ``# REFERENCE: solutions/...``) is copied to ``tmp`` with the
+    reference's code in them; anything else is graded where it stands."""
+    if not path.is_dir() or not any(
+            f.read_text().startswith(REFERENCE_MARK) for f in path.rglob("*.py")):
+        return path
+    dest = tmp / "built" / ("honest" if path.parent.name == "honest" else "attack") / path.name
+    shutil.copytree(path, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    for f in dest.rglob("*.py"):
+        first = f.read_text().split("\n", 1)[0]
+        if first.startswith(REFERENCE_MARK):
+            f.write_text((catalog.ROOT / first[len(REFERENCE_MARK):].strip()).read_text())
+    return dest
 
 
 def doc_of(path: Path) -> str:
@@ -163,6 +183,7 @@ def baseline(kata: str, name: str, targets: str | None, hidden: bool, tmp: Path)
     path = attack_path(kata, name, honest=True)
     key = (kata, code_key(path), targets or "", hidden)
     if key not in _baselines:
+        path = built(path, tmp)
         if doc_field(attack_path(kata, name), "Class") == "batch":
             _baselines[key] = grade_batch(kata, path, tmp / "baseline-out", targets)
         else:
@@ -280,6 +301,7 @@ def test_attack_scores_no_more_than_its_baseline(kata: str, name: str, tmp_path:
     before = top_level()
     listener, connections, stop, thread = _listen()
     out = tmp_path / "attack-out"
+    path = built(path, tmp_path)
     try:
         if cls == "batch":
             got: Any = grade_batch(kata, path, out, targets)
