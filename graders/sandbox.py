@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Callable, NoReturn
 
-from graders import catalog, wire
+from graders import catalog, measure, wire
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
@@ -425,27 +425,6 @@ def _spawn(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, *
     return proc, new_root
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every process below pid, found through /proc/<pid>/task/*/children."""
-    found: list[int] = []
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{parent}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{parent}/task/{task}/children") as fh:
-                    kids = [int(x) for x in fh.read().split()]
-            except (OSError, ValueError):
-                continue
-            found += kids
-            todo += kids
-    return found
-
-
 def _running(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -480,7 +459,7 @@ def _sweep(uid: int) -> None:
 def _end(proc: subprocess.Popen[bytes], caps: Capabilities, uid: int | None) -> None:
     """Kill proc and every process below it, and wait until they are gone. Under bwrap,
     killing the pid namespace's first process takes every process in it down."""
-    tree = _descendants(proc.pid)
+    tree = measure.tree(proc.pid)[1:]   # /proc parent links: not every kernel has task/*/children
     for pid in tree:
         try:
             os.kill(pid, signal.SIGKILL)

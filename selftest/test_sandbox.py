@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from graders import catalog, grade, sandbox
+from graders import catalog, grade, measure, sandbox
 
 LINUX = sys.platform == "linux"
 REFERENCE = catalog.SOLUTIONS_DIR / "radix_cache.py"
@@ -286,7 +286,7 @@ def test_every_process_of_a_worker_is_gone_after_kill(tmp_path: Path) -> None:
     try:
         assert worker.request({"op": "module_attr", "name": "OutOfSlots"}).get("ok")
         for _ in range(200):
-            tree = sandbox._descendants(worker.proc.pid)
+            tree = measure.tree(worker.proc.pid)
             if sum(_sleeper(str(p)) for p in tree) >= 2:
                 break
             time.sleep(0.01)
