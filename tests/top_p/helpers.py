@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 import numpy as np
+import pytest
 
 TOL = 1e-6            # the prompt's mass tolerance
 CLEAR = 1e-8          # tests keep every boundary at least this far from p - TOL and from u
@@ -275,8 +276,8 @@ def python_steps(module: Any, fn_name: str, *args: Any, **kwargs: Any) -> int:
     """Python-level steps (function calls and line events) that ``module.fn_name(...)``
     executes in the submission's own source files, counted where the submission runs
     (graders/support/top_p.py). Counted inside the submission's interpreter, a submission
-    can silence the count, so it only ever withholds the item (``check_no_loop``); the CPU
-    time measured from outside (``check_cpu``) is what grants it. The call's answer must be
+    can silence the count, so it is used only in-process (``check_no_loop``); the CPU time
+    measured from outside (``check_cpu``) is what an isolated grade rests on. The call's answer must be
     plausible (``check_plausible``)."""
     from graders.impl import run_support
     from graders.support import top_p as support
@@ -308,7 +309,18 @@ def check_no_loop(module: Any, fn_name: str, direction: str) -> None:
     """No Python loop over rows (``direction="rows"``) or tokens (``"tokens"``), by the
     submission's Python steps on 4096 rows or on 16384-token rows: vectorised code takes a
     few hundred steps whatever the size, a loop at least one per row or token. The bound is
-    absolute, so adding steps anywhere can only lose the item."""
+    absolute, so adding steps anywhere can only lose the item.
+
+    Counted inside the submission's interpreter, the figure is evidence only where the
+    submission is trusted code running in the test's own process (practice, the project's
+    mutants). A graded, isolated submission could silence the count, so there the item rests
+    on the CPU time measured from outside (``check_cpu``) alone and this check is skipped."""
+    from graders import impl
+
+    if impl.isolated():
+        pytest.skip("the Python step count is taken inside the submission's process, so an "
+                    "isolated grade does not use it: vectorised is graded on CPU time "
+                    "measured from outside")
     rng = np.random.default_rng(67 if direction == "rows" else 71)
     rows, vocab = STEP_SHAPES[direction]
     x, t, p, u, k = _vector_inputs(rng, rows, vocab, flat=direction == "tokens")
