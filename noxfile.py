@@ -198,7 +198,7 @@ def tests(session: nox.Session) -> None:
     python = _ensure_env(session, ("dev", "hardware"))  # hardware: the recorder's CPU checks
     modules = ("catalog", "impl", "plugin", "grade", "sandbox", "wire", "batch", "typecheck",
                "cli", "killmatrix", "interview", "bundle", "candidate_tests", "mutant",
-               "mutantrun", "outside", "measure")
+               "mutantrun", "outside", "measure", "prompt_lint")
     harness = [f"graders/{m}.py" for m in modules] + ["graders/hardware", "graders/support"]
     session.run(python, "-m", "mypy", "--strict", "solutions", "katas", *harness,
                 external=True, env=_env())

@@ -1,0 +1,91 @@
+"""The prompts' rules are each cited by a test, and their hints are kata.toml's
+(graders/prompt_lint.py); the lint itself is checked on small made-up prompts."""
+
+from __future__ import annotations
+
+import pytest
+
+from graders import catalog, prompt_lint
+
+PROMPT = """# x
+
+## Interface
+**Not a rule.** Outside the rule sections labels mean nothing.
+
+## Rules
+
+**Balance.** A new bucket is full.
+It grows.
+
+- **Wait.** A request that could fit waits.
+- plain item that belongs to Wait
+
+```python
+**Not a rule either.** code
+```
+
+### Errors
+**Bad input.** raises.
+
+## Example
+**Also not.** text
+"""
+
+
+def _rules(text: str, sections: list[str]) -> tuple[list[str], list[str]]:
+    rules, problems = prompt_lint.parse_rules_text(text, sections)
+    return [r.label for r in rules], problems
+
+
+def test_rules_are_the_labels_of_the_rule_sections_only() -> None:
+    labels, problems = _rules(PROMPT, ["Rules"])
+    assert labels == ["Balance", "Wait", "Bad input"] and problems == []
+    labels, problems = _rules(PROMPT, ["Errors"])
+    assert labels == ["Bad input"] and problems == []
+
+
+def test_unlabelled_text_missing_sections_and_twice_used_labels_are_problems() -> None:
+    text = PROMPT.replace("**Balance.** A new", "A new")
+    assert any("before the first rule label" in p for p in _rules(text, ["Rules"])[1])
+    assert any("lacks" in p for p in _rules(PROMPT, ["Rules", "Nope"])[1])
+    twice = PROMPT.replace("**Bad input.**", "**Balance.**")
+    assert any("appears twice" in p for p in _rules(twice, ["Rules"])[1])
+    assert any("no labelled rule" in p for p in _rules("## Rules\n", ["Rules"])[1])
+
+
+def test_citations_by_docstring_or_name_cover_rules_and_stale_ones_fail() -> None:
+    source = '''
+def test_balance_starts_full():
+    pass
+
+class TestMachine:
+    """Rules: Wait; Bad input."""
+
+def test_other():
+    """Rule: Refund"""
+'''
+    report = prompt_lint.Report("x")
+    report.rules, _ = prompt_lint.parse_rules_text(PROMPT, ["Rules"])
+    prompt_lint.match_citations(report, prompt_lint.citations_in(source, "t.py"))
+    assert set(report.cited) == {"balance", "wait", "bad_input"}
+    assert report.problems == ["t.py::test_other cites rule 'Refund', which the prompt's rule "
+                               "sections do not have (rules: Balance, Wait, Bad input)"]
+    report = prompt_lint.Report("x")
+    report.rules, _ = prompt_lint.parse_rules_text(PROMPT, ["Rules"])
+    prompt_lint.match_citations(report, prompt_lint.citations_in(
+        "def test_unbalanced():\n    pass\n", "t.py"))
+    assert len([p for p in report.problems if "is cited by no test" in p]) == 3
+
+
+def test_hint_blocks_round_trip() -> None:
+    hints = ["Keep a `balance`   and a clock.", "Refund " + "x " * 80]
+    text = "# p\n\n" + prompt_lint.hint_blocks(hints) + "\n"
+    found = [m.group(1) for m in prompt_lint.HINT_BLOCK.finditer(text)]
+    assert [" ".join(f.split()) for f in found] == [" ".join(h.split()) for h in hints]
+    assert all(len(line) <= prompt_lint.WRAP for line in text.splitlines())
+
+
+@pytest.mark.parametrize("name", catalog.kata_names())
+def test_every_rule_is_cited_and_hints_agree(name: str) -> None:
+    problems = prompt_lint.lint(name)
+    assert not problems, "\n".join(problems)
