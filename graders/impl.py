@@ -233,7 +233,7 @@ def worker_process(kata: str) -> tuple[int, int | None]:
     session = object.__getattribute__(_remote(kata), "_session")
     session.call({"op": "ping"})      # the whole tree is up (bwrap's child made its namespaces)
     worker = session.current()
-    return int(worker.proc.pid), worker.uid
+    return int(worker.pid), worker.uid
 
 
 def kata_impl(name: str) -> Any:
@@ -323,7 +323,7 @@ def measured_call(kata: str, driver: Any, target: str, *args: Any, reference: bo
     fn = getattr(sandbox.RemoteModule(session), target)
     session.call({"op": "support_import", "module": module})
     worker = session.current()
-    meter = measure.Meter(worker.proc.pid, worker.uid).start()
+    meter = measure.Meter(worker.pid, worker.uid).start()
     backstop = None if budget is None else budget * 1.25 + 0.25
     try:
         result = session.support_call(module, driver.__name__, (fn, *args), extra,
@@ -353,5 +353,5 @@ def metered(kata: str, reference: bool = False) -> tuple[Any, Any]:
     session = _reference_session(kata) if reference else \
         object.__getattribute__(_remote(kata), "_session")
     module = sandbox.RemoteModule(session)
-    return module, lambda: measure.Meter(session.current().proc.pid,
+    return module, lambda: measure.Meter(session.current().pid,
                                          session.current().uid).start()

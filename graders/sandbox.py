@@ -49,7 +49,9 @@ import resource
 import select
 import shutil
 import signal
+import socket
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -94,6 +96,9 @@ DENIED_CALLS = (
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
     "sethostname", "setdomainname", "iopl", "ioperm", "fanotify_init",
     "io_uring_setup", "io_uring_enter", "io_uring_register",
+    # System V and POSIX message IPC: objects that outlive their process, through which a
+    # worker could hand state to the next one the zygote forks
+    "shmget", "msgget", "semget", "mq_open",
 )
 NAMESPACE_FLAGS = (0x00000080, 0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000,
                    0x20000000, 0x40000000)   # TIME, NS, CGROUP, UTS, IPC, USER, PID, NET
@@ -730,6 +735,35 @@ def _spec_root() -> Path | None:
     return None if spec in ("katas", "solutions") else Path(spec)
 
 
+def _prepare_scratch(submission: Path, trusted_copy: bool) -> tuple[Path, Path]:
+    """A fresh scratch folder holding the worker's code, graders.support and a copy of the
+    submission; returns (the folder, the file the worker loads)."""
+    # the path the grader was given bounds the copy; the project's own reference
+    # (a baseline worker) is checked from its own file
+    root = None if trusted_copy else _spec_root()
+    scratch = Path(tempfile.mkdtemp(prefix="kata-worker-", dir=_scratch_base()))
+    try:
+        here = Path(__file__).parent
+        shutil.copy(here / "worker.py", scratch / "_kata_worker.py")
+        shutil.copy(here / "wire.py", scratch / "_kata_wire.py")
+        support = here / "support"
+        if support.is_dir():
+            dest = scratch / "_support" / "graders"
+            shutil.copytree(support, dest / "support",
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            (dest / "__init__.py").write_text("")
+        if submission.name == "__init__.py":
+            copy_submission(submission, scratch / "submission", root)
+            target = scratch / "submission" / "__init__.py"
+        else:
+            target = scratch / "submission.py"
+            copy_submission(submission, target, root)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return scratch, target
+
+
 class Worker:
     """One worker process and its pipes."""
 
@@ -737,31 +771,13 @@ class Worker:
                  read_only: bool = False, uid_base: int = 200000,
                  trusted_copy: bool = False) -> None:
         caps = self.caps = capabilities()
-        # the path the grader was given bounds the copy; the project's own reference
-        # (a baseline worker) is checked from its own file
-        root = None if trusted_copy else _spec_root()
         self.limits = limits
         self.uid = _sandbox_uid(uid_base) if os.geteuid() == 0 and caps.separate_uid else None
         self.new_root: Path | None = None
-        self.scratch = Path(tempfile.mkdtemp(prefix="kata-worker-", dir=_scratch_base()))
+        self.scratch, target = _prepare_scratch(submission, trusted_copy)
         self.output_path = Path(tempfile.mkstemp(prefix="kata-worker-out-")[1])
         self.dead: str | None = None
         try:
-            here = Path(__file__).parent
-            shutil.copy(here / "worker.py", self.scratch / "_kata_worker.py")
-            shutil.copy(here / "wire.py", self.scratch / "_kata_wire.py")
-            support = here / "support"
-            if support.is_dir():
-                dest = self.scratch / "_support" / "graders"
-                shutil.copytree(support, dest / "support",
-                                ignore=shutil.ignore_patterns("__pycache__"))
-                (dest / "__init__.py").write_text("")
-            if submission.name == "__init__.py":
-                copy_submission(submission, self.scratch / "submission", root)
-                target = self.scratch / "submission" / "__init__.py"
-            else:
-                target = self.scratch / "submission.py"
-                copy_submission(submission, target, root)
             if self.uid is not None:
                 _chown_tree(self.scratch, self.uid)
         except BaseException:
@@ -788,6 +804,18 @@ class Worker:
                 os.close(rep_w)
         self.requests: BinaryIO = os.fdopen(req_w, "wb")
         self.replies: BinaryIO = os.fdopen(rep_r, "rb")
+
+    @property
+    def pid(self) -> int:
+        """The root of the worker's process tree, for measurements taken from outside."""
+        return int(self.proc.pid)
+
+    def _exit_code(self) -> int | None:
+        try:
+            return _exit_status(self.caps, self.proc.wait(timeout=5))
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return _exit_status(self.caps, self.proc.returncode)
 
     def request(self, message: dict[str, Any],
                 watch: Callable[[], str | None] | None = None) -> dict[str, Any]:
@@ -847,11 +875,7 @@ class Worker:
         raise SubmissionError(self.dead) from None
 
     def _died(self) -> None:
-        try:
-            code = _exit_status(self.caps, self.proc.wait(timeout=5))
-        except subprocess.TimeoutExpired:
-            self.kill()
-            code = _exit_status(self.caps, self.proc.returncode)
+        code = self._exit_code()
         if code is not None and code < 0:
             try:
                 how = f"died of {signal.Signals(-code).name}"
@@ -898,6 +922,259 @@ class Worker:
             pass
 
 
+class ZygoteFailed(RuntimeError):
+    """The fork server did not start a worker (it died, hung or answered nonsense)."""
+
+
+def _ns_pid(pid: int) -> int | None:
+    """The pid a host process has in its own (innermost) pid namespace."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _parent_of(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def _child_uid(uid_base: int, n: int) -> int:
+    """A uid no other worker of any grader on this machine holds: one range per kind of
+    worker (submission 200000, reference 300000), one block per trusted process, one uid per
+    forked worker (reused only after a thousand workers, long after that one is gone)."""
+    return (1_000_000_000 + (uid_base // 100_000 % 10) * 100_000_000
+            + (os.getpid() % 100_000) * 1000 + n % 1000)
+
+
+class Zygote:
+    """A fork server in one sandbox: one per session, replacing a fresh sandbox per test.
+
+    Starting a sandbox and an interpreter (and importing numpy) costs a worker about 70 ms
+    of CPU and twice that in wall time, before it runs a line of the test; a kata has a
+    hundred or more tests. The zygote is started once, as the sandbox's root user holding
+    nothing but the right to change uid (bwrap keeps only CAP_SETUID and CAP_SETGID). It
+    never loads the submission. For each test it forks a worker, which takes a uid of its
+    own (dropping every capability) before any submission code runs, in a folder of its
+    own, the only place it can write besides the sandbox's /tmp. So a worker cannot signal,
+    trace or read the zygote, nor any earlier or later worker (each has another uid), and
+    when a worker is ended, every process under its uid is killed, its folder removed and
+    /tmp emptied from outside, before the next one starts. Used where bwrap runs as root
+    (a pid namespace and uids to hand out); elsewhere every test gets a fresh sandbox."""
+
+    def __init__(self, submission: Path, module_name: str, limits: Limits, read_only: bool,
+                 uid_base: int, trusted_copy: bool) -> None:
+        self.caps = capabilities()
+        self.limits = limits
+        self.uid_base = uid_base
+        self.forked = 0
+        self.exits: dict[int, int] = {}
+        self.host_pid: int | None = None
+        self.scratch, target = _prepare_scratch(submission, trusted_copy)
+        self.output_path = Path(tempfile.mkstemp(prefix="kata-zygote-out-")[1])
+        os.chmod(self.scratch, 0o755)   # workers read their code; only their folder is theirs
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.ctrl = ours
+        try:
+            with open(self.output_path, "wb") as out:
+                self.proc, _ = _spawn(
+                    self.caps, [str(self.scratch / "_kata_worker.py"), "zygote",
+                                str(theirs.fileno()), str(target), module_name]
+                    + (["read-only"] if read_only else []),
+                    self.scratch, limits, env=_worker_env(self.scratch), out=out,
+                    pass_fds=(theirs.fileno(),), uid=None, script=True)
+        except BaseException:
+            ours.close()
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.output_path.unlink(missing_ok=True)
+            raise
+        finally:
+            theirs.close()
+        self.ns_pid: int | None = None
+        self.infra: set[int] = set()
+
+    @staticmethod
+    def usable(caps: Capabilities) -> bool:
+        return caps.backend == "bwrap" and caps.pid_namespace and caps.separate_uid \
+            and os.geteuid() == 0 and os.environ.get("KATA_ZYGOTE", "1") != "0"
+
+    def _record(self, timeout: float) -> bytes:
+        ready, _, _ = select.select([self.ctrl], [], [], timeout)
+        if not ready:
+            raise ZygoteFailed("the fork server did not answer")
+        msg = self.ctrl.recv(64)
+        if not msg:
+            raise ZygoteFailed("the fork server is gone")
+        return msg
+
+    def _until(self, kind: bytes, timeout: float) -> bytes:
+        deadline = time.monotonic() + timeout
+        while True:
+            msg = self._record(max(0.0, deadline - time.monotonic()))
+            if msg[:1] == b"X" and len(msg) == 9:
+                pid, status = struct.unpack("!ii", msg[1:])
+                self.exits[pid] = status
+                if kind == b"X":
+                    return msg
+            elif msg[:1] == kind:
+                return msg
+            else:
+                raise ZygoteFailed(f"the fork server sent {msg[:16]!r}")
+
+    def _find_host_pid(self, ns_pid: int, parent: int | None, timeout: float = 5.0) -> int:
+        deadline = time.monotonic() + timeout
+        while True:
+            pids = measure.tree(self.proc.pid) if parent is None else \
+                (measure._children_of(parent) or [])
+            for pid in pids:
+                if _ns_pid(pid) == ns_pid and pid != self.proc.pid:
+                    return pid
+            if time.monotonic() > deadline:
+                raise ZygoteFailed(f"no process of the sandbox has pid {ns_pid} there")
+            time.sleep(0.001)
+
+    def start(self, timeout: float = 30.0) -> None:
+        if self.host_pid is None:
+            msg = self._until(b"R", timeout)
+            self.ns_pid = struct.unpack("!i", msg[1:5])[0]
+            self.host_pid = self._find_host_pid(self.ns_pid, None)
+            # bwrap, the pid namespace's init (bwrap's child) and the zygote: every other
+            # process in the sandbox belongs to the current worker
+            self.infra = {self.proc.pid, self.host_pid, _parent_of(self.host_pid)}
+
+    def fork(self, module_name: str, read_only: bool) -> "ForkedWorker":
+        self.start()
+        return ForkedWorker(self)
+
+    def exit_status(self, ns_pid: int, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while ns_pid not in self.exits:
+            try:
+                self._until(b"X", max(0.0, deadline - time.monotonic()))
+            except ZygoteFailed:
+                return None
+        return self.exits.pop(ns_pid)
+
+    def clean_tmp(self) -> None:
+        """Empty the sandbox's /tmp, from outside (through the zygote's view of its root)."""
+        if self.host_pid is None:
+            return
+        tmp = f"/proc/{self.host_pid}/root/tmp"
+        try:
+            names = os.listdir(tmp)
+        except OSError:
+            return
+        for name in names:
+            path = os.path.join(tmp, name)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None and self.host_pid is not None \
+            and _running(self.host_pid)
+
+    def kill(self) -> None:
+        _end(self.proc, self.caps, None)
+        try:
+            self.ctrl.close()
+        except OSError:
+            pass
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        self.output_path.unlink(missing_ok=True)
+
+
+class ForkedWorker(Worker):
+    """One worker forked by a Zygote: the same pipes and the same requests as Worker; its
+    measurements are rooted at its own process, under its own uid."""
+
+    def __init__(self, zygote: Zygote) -> None:   # Worker.__init__ is not called
+        self.caps = zygote.caps
+        self.limits = zygote.limits
+        self.zygote = zygote
+        self.new_root = None
+        self.dead = None
+        zygote.forked += 1
+        self.uid = _child_uid(zygote.uid_base, zygote.forked)
+        self.scratch = zygote.scratch / f"run-{zygote.forked}"
+        self.scratch.mkdir(mode=0o700)
+        os.chown(self.scratch, self.uid, self.uid)
+        self.output_path = Path(tempfile.mkstemp(prefix="kata-worker-out-")[1])
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        out = os.open(self.output_path, os.O_WRONLY | os.O_APPEND)
+        try:
+            zygote.ctrl.sendmsg(
+                [b"F" + struct.pack("!ii", self.uid, self.limits.processes)
+                 + str(self.scratch).encode()],
+                [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", req_r, rep_w, out))])
+            msg = zygote._until(b"P", 10.0)
+            self.ns_pid = struct.unpack("!i", msg[1:5])[0]
+            self.host_pid = zygote._find_host_pid(self.ns_pid, zygote.host_pid)
+        except BaseException:
+            for fd in (req_w, rep_r):
+                os.close(fd)
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.output_path.unlink(missing_ok=True)
+            raise
+        finally:
+            for fd in (req_r, rep_w, out):
+                os.close(fd)
+        self.requests = os.fdopen(req_w, "wb")
+        self.replies = os.fdopen(rep_r, "rb")
+
+    @property
+    def pid(self) -> int:
+        return self.host_pid
+
+    def _exit_code(self) -> int | None:
+        status = self.zygote.exit_status(self.ns_pid, 5.0)
+        if status is None:
+            self.kill()
+            return None
+        return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+    def kill(self) -> None:
+        """End the worker: every process in the sandbox but the zygote's own (bwrap, its
+        init, the zygote) is gone when this returns (orphans are re-parented to the
+        namespace's init, so none leaves the tree), its folder is removed and the sandbox's
+        /tmp emptied."""
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            left = [p for p in measure.tree(self.zygote.proc.pid)
+                    if p not in self.zygote.infra and _running(p)]
+            if not left:
+                break
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.001)
+        for stream in (self.requests, self.replies):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        self.zygote.clean_tmp()
+        try:
+            self.output_path.unlink()
+        except OSError:
+            pass
+
+
 class Session:
     """The worker that serves one kata's submission, replaced after each test."""
 
@@ -915,13 +1192,32 @@ class Session:
             self.read_only = False
         self.generation = 0
         self.exc_classes: dict[str, type[BaseException]] = {}
+        self.zygote: Zygote | None = None
+        self.use_zygote = Zygote.usable(capabilities())
+
+    def _new_worker(self) -> Worker:
+        name = f"_submission_{self.kata}"
+        if self.use_zygote:
+            for _ in range(2):   # a zygote that died or hung is replaced once
+                if self.zygote is None or not (self.zygote.host_pid is None
+                                               or self.zygote.alive()):
+                    if self.zygote is not None:
+                        self.zygote.kill()
+                    self.zygote = Zygote(self.submission, name, self.limits, self.read_only,
+                                         self.uid_base, self.trusted_copy)
+                try:
+                    return self.zygote.fork(name, self.read_only)
+                except (ZygoteFailed, OSError):
+                    self.zygote.kill()
+                    self.zygote = None
+        return Worker(self.submission, name, self.limits, self.read_only, self.uid_base,
+                      self.trusted_copy)
 
     def current(self) -> Worker:
         if self.worker is None or self.worker.dead:
             if self.worker is not None:
                 self.worker.kill()
-            self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits,
-                                 self.read_only, self.uid_base, self.trusted_copy)
+            self.worker = self._new_worker()
             self.generation += 1
         return self.worker
 
@@ -934,14 +1230,16 @@ class Session:
                                         or getattr(self.worker, "served", 0) > 0):
             self.worker.kill()
             self.worker = None
-            self.worker = Worker(self.submission, f"_submission_{self.kata}", self.limits,
-                                 self.read_only, self.uid_base, self.trusted_copy)
+            self.worker = self._new_worker()
             self.generation += 1
 
     def close(self) -> None:
         if self.worker is not None:
             self.worker.kill()
             self.worker = None
+        if self.zygote is not None:
+            self.zygote.kill()
+            self.zygote = None
 
     def call(self, message: dict[str, Any],
              watch: Callable[[], str | None] | None = None) -> Any:

@@ -7,6 +7,8 @@ in a table and sends back plain data or handles (graders/wire.py). Everything it
 only data: the trusted side decodes it strictly.
 
 Usage: python -I -B worker.py FD_IN FD_OUT SUBMISSION_PATH MODULE_NAME [read-only]
+       python -I -B worker.py zygote CONTROL_FD SUBMISSION_PATH MODULE_NAME [read-only]
+(the second: a fork server that starts one worker per test; see ``zygote``)
 
 With ``read-only`` every argument of every request is decoded read-only (graders/wire.py:
 arrays over immutable bytes, frozen lists and dicts), for katas whose inputs must be left
@@ -159,10 +161,8 @@ def _error(exc: BaseException) -> dict[str, str]:
             "where": "; ".join(where)}
 
 
-def main() -> None:
-    global _read_only
-    fd_in, fd_out, path, name = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    _read_only = sys.argv[5:6] == ["read-only"]
+def serve(fd_in: int, fd_out: int, path: str, name: str) -> None:
+    """Answer requests until the trusted side closes the request pipe."""
     inp = os.fdopen(fd_in, "rb")
     out = os.fdopen(fd_out, "wb")
     sys.argv = [path]
@@ -184,6 +184,87 @@ def main() -> None:
             wire.send(out, reply)
         except BaseException as exc:  # noqa: BLE001 - e.g. an unencodable value
             wire.send(out, {"error": _error(exc)})
+
+
+def zygote(ctrl_fd: int, path: str, name: str) -> None:
+    """The fork server (graders/sandbox.py ``Zygote``): it never loads the submission. It
+    imports what every worker needs once, then, for each request of the trusted side
+    (a uid, a process limit, a folder, and three descriptors: requests, replies, output),
+    forks a worker that takes that uid (dropping every capability) before it runs any
+    submission code, and reports the worker's pid; it reports each worker's exit status
+    when it reaps it. Workers run under uids of their own, so no worker can signal, trace
+    or read this process."""
+    import resource
+    import select
+    import signal
+    import socket
+    import struct
+
+    for module in ("numpy", "json", "math", "collections", "typing", "dataclasses",
+                   "functools", "heapq", "bisect", "itertools", "decimal", "fractions"):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+    ctrl = socket.socket(fileno=ctrl_fd)
+    ctrl.send(b"R" + struct.pack("!i", os.getpid()))
+    while True:
+        while True:   # reap finished workers and report how they ended
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            ctrl.send(b"X" + struct.pack("!ii", pid, status))
+        ready, _, _ = select.select([ctrl], [], [], 0.05)
+        if not ready:
+            continue
+        msg, fds, _, _ = socket.recv_fds(ctrl, 4096, 3)
+        if not msg or msg[:1] != b"F" or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            os._exit(0)
+        uid, nproc = struct.unpack("!ii", msg[1:9])
+        folder = msg[9:].decode()
+        pid = os.fork()
+        if pid == 0:
+            code = 70
+            try:
+                ctrl.close()
+                req, rep, out = fds
+                os.dup2(out, 1)
+                os.dup2(out, 2)
+                os.close(out)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                if os.getuid() != uid or os.geteuid() != uid:
+                    os._exit(71)
+                resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+                os.chdir(folder)
+                os.environ.update(HOME=folder, TMPDIR=folder)
+                serve(req, rep, path, name)
+                code = 0
+            finally:
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        ctrl.send(b"P" + struct.pack("!i", pid))
+
+
+def main() -> None:
+    global _read_only
+    _read_only = sys.argv[5:6] == ["read-only"]
+    if sys.argv[1] == "zygote":
+        zygote(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+        return
+    serve(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4])
 
 
 if __name__ == "__main__":

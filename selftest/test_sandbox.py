@@ -295,3 +295,75 @@ def test_every_process_of_a_worker_is_gone_after_kill(tmp_path: Path) -> None:
         worker.kill()
     assert not any(sandbox._running(p) for p in tree)
     assert not [p for p in os.listdir("/proc") if p.isdigit() and _sleeper(p)]
+
+
+ZYGOTE_PROBE = '''
+import ctypes, os, signal, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+HERE = os.path.dirname(os.path.abspath(__file__))
+MARKS = ["/tmp/mark", os.path.join(os.getcwd(), "mark"), os.path.join(os.environ["HOME"], "mark"),
+         os.path.join(os.path.dirname(os.getcwd()), "mark"), os.path.join(HERE, "mark"),
+         "/dev/shm/mark"]
+
+
+def probe():
+    found = [p for p in MARKS if os.path.exists(p)]
+    wrote = []
+    for path in MARKS:
+        try:
+            with open(path, "w") as fh:
+                fh.write("x")
+            wrote.append(path)
+        except OSError:
+            pass
+    ctypes.set_errno(0)
+    shm = libc.shmget(0x4B415441, 4096, 0o1666)      # IPC_CREAT | 0666: a shared segment
+    ppid = os.getppid()
+    try:
+        os.kill(ppid, signal.SIGSTOP)
+        stopped = True
+    except OSError:
+        stopped = False
+    try:
+        open(f"/proc/{ppid}/mem", "rb").close()
+        mem = True
+    except OSError:
+        mem = False
+    subprocess.Popen(["/bin/sh", "-c", "sleep 987654"], start_new_session=True)
+    try:
+        os.kill(-1, signal.SIGKILL)                  # every process it may signal
+    except OSError:
+        pass
+    return {"found": found, "wrote": wrote, "shm": shm, "stopped": stopped, "mem": mem,
+            "uid": os.getuid()}
+'''
+
+
+@pytest.mark.skipif(not LINUX, reason="Linux sandbox")
+def test_forked_workers_share_nothing_and_cannot_reach_the_zygote(tmp_path: Path) -> None:
+    """Where workers are forked by a zygote (bwrap as root), a worker finds nothing an
+    earlier one left (files in /tmp, its folder, the folder above, its code's folder;
+    processes; a SysV segment), cannot signal or read the zygote, runs under a uid of its
+    own, and a worker that signals every process it can reach does not stop the next one."""
+    if not sandbox.Zygote.usable(sandbox.capabilities()):
+        pytest.skip("workers are not forked by a zygote here (needs bwrap as root)")
+    sub = tmp_path / "radix_cache.py"
+    sub.write_text(ZYGOTE_PROBE)
+    session = sandbox.Session("radix_cache", sub)
+    seen = []
+    try:
+        for _ in range(3):
+            seen.append(sandbox.RemoteModule(session).probe())
+            zygote = session.zygote
+            assert zygote is not None and zygote.alive()
+            first = zygote.host_pid
+            session.reset()
+            assert session.zygote is zygote and zygote.host_pid == first
+            assert not [p for p in os.listdir("/proc") if p.isdigit() and _sleeper(p)]
+    finally:
+        session.close()
+    for got in seen:
+        assert got["found"] == [], got
+        assert got["shm"] < 0 and not got["stopped"] and not got["mem"], got
+        assert got["wrote"], "the worker could write nowhere (its own folder at least)"
+    assert len({got["uid"] for got in seen}) == 3 and all(got["uid"] > 0 for got in seen)
