@@ -15,6 +15,7 @@ bh = kata_impl("block_hash")
 # -- encoding -----------------------------------------------------------------------
 @pytest.mark.rubric("encoding")
 def test_one_hash_per_full_block():
+    """Rule: Hashing"""
     hs = bh.block_hashes([1, 2, 3, 4, 5], 2)
     assert len(hs) == 2, f"5 tokens in blocks of 2: 2 full blocks, so 2 hashes; got {len(hs)}"
     assert all(isinstance(h, bytes) for h in hs), f"hashes must be bytes: {hs!r}"
@@ -23,6 +24,7 @@ def test_one_hash_per_full_block():
 
 @pytest.mark.rubric("encoding")
 def test_hashes_are_chained():
+    """Rules: Hashing; Content"""
     a = bh.block_hashes([1, 2, 7, 7], 2)
     b = bh.block_hashes([1, 3, 7, 7], 2)
     assert a[0] != b[0]
@@ -33,6 +35,7 @@ def test_hashes_are_chained():
 
 @pytest.mark.rubric("encoding")
 def test_namespace_changes_every_hash():
+    """Rule: Hashing"""
     a = bh.block_hashes([1, 2, 3, 4], 2, namespace="lora-a")
     b = bh.block_hashes([1, 2, 3, 4], 2, namespace="lora-b")
     assert a[0] != b[0] and a[1] != b[1], "different namespaces must never share a block hash"
@@ -40,6 +43,7 @@ def test_namespace_changes_every_hash():
 
 @pytest.mark.rubric("encoding")
 def test_hash_fn_is_applied():
+    """Rule: Hashing"""
     hs = bh.block_hashes([1, 2, 3, 4], 2, hash_fn=hashes.constant)
     assert hs == [b"\x00", b"\x00"], (
         f"each block hash is hash_fn's output; hashes.constant returns b'\\x00', got {hs!r}")
@@ -48,6 +52,7 @@ def test_hash_fn_is_applied():
 # -- the pool -----------------------------------------------------------------------
 @pytest.mark.rubric("chaining")
 def test_prompt_example():
+    """Rules: Allocate; Caching; Free and lazy eviction"""
     pool = bh.BlockPool(num_blocks=4, block_size=2)
     table_a, computed = pool.allocate("a", [1, 2, 3, 4, 5])
     assert computed == 0 and len(table_a) == 3 and len(set(table_a)) == 3, (table_a, computed)
@@ -67,6 +72,7 @@ def test_prompt_example():
 
 @pytest.mark.rubric("chaining")
 def test_same_block_after_a_different_prefix_is_a_miss():
+    """Rule: Content"""
     pool = bh.BlockPool(8, 2)
     pool.allocate("a", [1, 2, 7, 7, 0])
     _, computed = pool.allocate("b", [5, 6, 7, 7, 0])
@@ -75,6 +81,7 @@ def test_same_block_after_a_different_prefix_is_a_miss():
 
 @pytest.mark.rubric("chaining")
 def test_namespaces_do_not_share():
+    """Rule: Content"""
     pool = bh.BlockPool(8, 2)
     pool.allocate("a", [1, 2, 3, 4, 5], namespace="adapter-1")
     _, computed = pool.allocate("b", [1, 2, 3, 4, 5], namespace="adapter-2")
@@ -85,6 +92,7 @@ def test_namespaces_do_not_share():
 
 @pytest.mark.rubric("last_token_rule")
 def test_last_token_is_always_computed():
+    """Rule: Allocate"""
     pool = bh.BlockPool(16, 4)
     pool.allocate("a", list(range(12)))
     _, computed = pool.allocate("b", list(range(12)))
@@ -95,6 +103,7 @@ def test_last_token_is_always_computed():
 
 @pytest.mark.rubric("lazy_eviction")
 def test_freed_blocks_stay_hittable():
+    """Rules: Free and lazy eviction; Fresh blocks and eviction"""
     pool = bh.BlockPool(5, 2)
     table, _ = pool.allocate("a", [1, 2, 3, 4, 5])
     pool.free("a")
@@ -106,6 +115,7 @@ def test_freed_blocks_stay_hittable():
 
 @pytest.mark.rubric("lazy_eviction")
 def test_decode_blocks_are_cached():
+    """Rule: Caching"""
     pool = bh.BlockPool(8, 2)
     table, _ = pool.allocate("a", [1, 2, 3])
     new = pool.append("a", [4, 5])
@@ -117,6 +127,7 @@ def test_decode_blocks_are_cached():
 
 @pytest.mark.rubric("eviction_order")
 def test_tail_is_evicted_before_head():
+    """Rule: Free and lazy eviction"""
     pool = bh.BlockPool(3, 2)
     table, _ = pool.allocate("a", [1, 2, 3, 4, 5, 6])
     pool.free("a")
@@ -129,6 +140,7 @@ def test_tail_is_evicted_before_head():
 
 @pytest.mark.rubric("collision_safety")
 def test_constant_hash_never_shares_wrong_kv():
+    """Rule: Collisions"""
     pool = bh.BlockPool(6, 2, hashes.constant)
     kv = KVRecord(2)
     table, computed = pool.allocate("a", [1, 2, 3, 4, 5])
@@ -142,6 +154,7 @@ def test_constant_hash_never_shares_wrong_kv():
 
 @pytest.mark.rubric("refcount")
 def test_shared_blocks_are_freed_by_the_last_holder():
+    """Rule: Free and lazy eviction"""
     pool = bh.BlockPool(6, 2)
     pool.allocate("a", [1, 2, 3, 4, 5])
     pool.allocate("b", [1, 2, 3, 4, 6])
@@ -154,6 +167,7 @@ def test_shared_blocks_are_freed_by_the_last_holder():
 
 @pytest.mark.rubric("refcount")
 def test_double_free_is_an_error():
+    """Rule: Errors"""
     pool = bh.BlockPool(4, 2)
     pool.allocate("a", [1, 2, 3])
     pool.free("a")

@@ -38,6 +38,7 @@ def prompt_example():
 
 @pytest.mark.rubric("deferred_free")
 def test_prompt_example_pages():
+    """Rules: Deferred free; Incarnations"""
     seen = prompt_example()
     assert seen["free after abort"] == 2, "a's 2 pages must wait for step s1, which still reads them"
     assert not seen["new"] & seen["old"], (
@@ -46,6 +47,7 @@ def test_prompt_example_pages():
 
 @pytest.mark.rubric("generation_identity")
 def test_prompt_example_late_output():
+    """Rules: Incarnations; Output"""
     seen = prompt_example()
     assert seen["late"] == [], (
         f"s1 ran for the old 'a': no output for the new one, got {seen['late']}")
@@ -56,6 +58,7 @@ def test_prompt_example_late_output():
 
 @pytest.mark.rubric("idempotent_completion")
 def test_prompt_example_duplicate():
+    """Rule: Idempotent completion"""
     seen = prompt_example()
     assert seen["duplicate"] == [], f"a duplicate completion emits nothing, got {seen['duplicate']}"
     assert seen["free after duplicate"] == seen["free after late"], (
@@ -65,6 +68,7 @@ def test_prompt_example_duplicate():
 
 @pytest.mark.rubric("deferred_free")
 def test_end_with_no_step_in_flight_frees_at_once():
+    """Rule: Deferred free"""
     r = dr.Reclaimer(8)
     r.add("a", 3)
     r.finish("a")
@@ -76,6 +80,7 @@ def test_end_with_no_step_in_flight_frees_at_once():
 
 @pytest.mark.rubric("deferred_free")
 def test_pages_wait_for_the_step_in_flight():
+    """Rules: Deferred free; Three states"""
     r = dr.Reclaimer(6)
     r.add("a", 3)
     read = set(r.pages_of("a"))
@@ -92,6 +97,7 @@ def test_pages_wait_for_the_step_in_flight():
 
 @pytest.mark.rubric("generation_identity")
 def test_live_request_gets_its_tokens():
+    """Rule: Output"""
     r = dr.Reclaimer(8)
     r.add("a", 1)
     r.add("b", 1)
@@ -102,6 +108,7 @@ def test_live_request_gets_its_tokens():
 
 @pytest.mark.rubric("generation_identity")
 def test_reused_id_is_a_new_incarnation():
+    """Rule: Incarnations"""
     r = dr.Reclaimer(8)
     g1 = r.add("a", 2)
     step = r.launch(["a"])
@@ -117,6 +124,7 @@ def test_reused_id_is_a_new_incarnation():
 
 @pytest.mark.rubric("generation_identity")
 def test_ended_id_is_not_live():
+    """Rules: Incarnations; Errors change nothing"""
     r = dr.Reclaimer(8)
     r.add("a", 1)
     r.finish("a")
@@ -130,6 +138,7 @@ def test_ended_id_is_not_live():
 
 @pytest.mark.rubric("idempotent_completion")
 def test_duplicate_and_unknown_completions_change_nothing():
+    """Rule: Idempotent completion"""
     r = dr.Reclaimer(8)
     r.add("a", 2)
     step = r.launch(["a"])
@@ -144,6 +153,7 @@ def test_duplicate_and_unknown_completions_change_nothing():
 @pytest.mark.rubric("racing_ends")
 def test_ending_twice_changes_nothing():
     # twin: the same story, but "a" ends only once
+    """Rule: Racing ends"""
     r, twin = dr.Reclaimer(8), dr.Reclaimer(8)
     steps = {}
     for x in (r, twin):
@@ -164,6 +174,7 @@ def test_ending_twice_changes_nothing():
 @pytest.mark.rubric("pipelined_steps")
 @pytest.mark.parametrize("order", ["in launch order", "newest first"])
 def test_pages_wait_for_the_last_of_two_steps(order):
+    """Rule: Pipelining"""
     r = dr.Reclaimer(8)
     r.add("a", 2)
     s1 = r.launch(["a"])
@@ -176,6 +187,7 @@ def test_pages_wait_for_the_last_of_two_steps(order):
 
 @pytest.mark.rubric("accounting")
 def test_add_grow_and_free_pages():
+    """Rule: Three states"""
     r = dr.Reclaimer(10)
     r.add("a", 3)
     new = r.grow("a", 2)
@@ -187,6 +199,7 @@ def test_add_grow_and_free_pages():
 
 @pytest.mark.rubric("accounting")
 def test_errors_change_nothing():
+    """Rule: Errors change nothing"""
     r = dr.Reclaimer(4)
     r.add("a", 3)
     with pytest.raises(dr.OutOfPages):

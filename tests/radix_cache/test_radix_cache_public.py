@@ -21,6 +21,7 @@ def check_stats(cache, num_slots):
 
 @pytest.mark.rubric("prefix_match")
 def test_first_request_gets_fresh_distinct_slots():
+    """Rules: Acquire; Slot states"""
     cache = rc.RadixCache(16)
     lease, cached, slots = cache.acquire([1, 2, 3, 4])
     assert cached == 0, "nothing is cached yet"
@@ -31,6 +32,7 @@ def test_first_request_gets_fresh_distinct_slots():
 
 @pytest.mark.rubric("prefix_match")
 def test_released_prefix_is_reused_with_its_slots():
+    """Rule: Acquire"""
     cache = rc.RadixCache(16)
     lease, _, slots = cache.acquire([1, 2, 3, 4])
     cache.release(lease, [1, 2, 3, 4])
@@ -42,6 +44,7 @@ def test_released_prefix_is_reused_with_its_slots():
 
 @pytest.mark.rubric("prefix_match")
 def test_whole_prompt_cached_still_computes_the_last_token():
+    """Rule: Acquire"""
     cache = rc.RadixCache(16)
     lease, _, slots = cache.acquire([5, 6, 7])
     cache.release(lease, [5, 6, 7])
@@ -53,6 +56,7 @@ def test_whole_prompt_cached_still_computes_the_last_token():
 
 @pytest.mark.rubric("edge_split")
 def test_match_inside_an_edge_splits_it():
+    """Rule: Edge splits"""
     cache = rc.RadixCache(16)
     lease, _, slots = cache.acquire([1, 2, 3, 4, 5])
     cache.release(lease, [1, 2, 3, 4, 5])
@@ -67,6 +71,7 @@ def test_match_inside_an_edge_splits_it():
 
 @pytest.mark.rubric("pinning")
 def test_pinned_prefix_survives_eviction():
+    """Rule: Pinning"""
     cache = rc.RadixCache(8)
     lease, _, _ = cache.acquire([1, 2, 3])
     cache.release(lease, [1, 2, 3])
@@ -78,6 +83,7 @@ def test_pinned_prefix_survives_eviction():
 
 @pytest.mark.rubric("eviction")
 def test_evict_frees_unpinned_cached_slots():
+    """Rule: Eviction"""
     cache = rc.RadixCache(8)
     lease, _, _ = cache.acquire([1, 2, 3, 4])
     cache.release(lease, [1, 2, 3, 4])
@@ -89,6 +95,7 @@ def test_evict_frees_unpinned_cached_slots():
 
 @pytest.mark.rubric("eviction")
 def test_acquire_evicts_when_the_pool_is_short():
+    """Rules: Acquire; Eviction"""
     cache = rc.RadixCache(4)
     lease, _, _ = cache.acquire([1, 2, 3, 4])
     cache.release(lease, [1, 2, 3, 4])
@@ -98,6 +105,7 @@ def test_acquire_evicts_when_the_pool_is_short():
 
 @pytest.mark.rubric("slot_accounting")
 def test_abort_returns_uncached_slots():
+    """Rules: Release and abort; Slot states"""
     cache = rc.RadixCache(8)
     lease, _, _ = cache.acquire([1, 2, 3])
     cache.extend(lease, 2)
@@ -108,6 +116,7 @@ def test_abort_returns_uncached_slots():
 
 @pytest.mark.rubric("atomic_failure")
 def test_short_pool_raises_and_changes_nothing():
+    """Rule: Failure is atomic"""
     cache = rc.RadixCache(4)
     lease, _, _ = cache.acquire([1, 2, 3])
     before = cache.stats()
@@ -118,6 +127,7 @@ def test_short_pool_raises_and_changes_nothing():
 
 @pytest.mark.rubric("atomic_failure")
 def test_bad_input_is_rejected():
+    """Rule: Bad input"""
     cache = rc.RadixCache(4)
     with pytest.raises(ValueError):
         cache.acquire([])
@@ -128,6 +138,7 @@ def test_bad_input_is_rejected():
 
 @pytest.mark.rubric("dedup")
 def test_two_requests_computing_the_same_prefix():
+    """Rule: Commit"""
     cache = rc.RadixCache(16)
     a, _, slots_a = cache.acquire([1, 2, 3, 4])
     b, _, slots_b = cache.acquire([1, 2, 3, 4])  # nothing cached yet: computed twice

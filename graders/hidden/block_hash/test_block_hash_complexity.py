@@ -75,6 +75,7 @@ def _chunk(pool, start: int) -> float:
 
 @pytest.mark.rubric("complexity")
 def test_allocate_and_free_do_not_grow_with_the_pool():
+    """Rule: Complexity"""
     pools = {1_000: _filled_pool(1_000), 100_000: _filled_pool(100_000)}
     times: dict[int, list[float]] = {n: [] for n in pools}
     for r in range(ROUNDS):

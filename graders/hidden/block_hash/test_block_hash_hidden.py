@@ -38,7 +38,8 @@ trap_tokens = st.sampled_from([0, 1, 2, 3, 12, 21, 23, 44, 255, 256, 65535, 6553
        bs=st.integers(1, 3))
 def test_equal_hash_iff_equal_content(hash_fn, seqs, bs):
     """With a collision-free hash_fn, two blocks (at any depths) get equal hashes exactly
-    when they have the same namespace and the same tokens from position 0."""
+    when they have the same namespace and the same tokens from position 0.
+    Rule: Hashing"""
     seen: dict[bytes, tuple[str, tuple[int, ...]]] = {}
     for ns, toks in seqs:
         hs = bh.block_hashes(toks, bs, ns, hash_fn)
@@ -70,6 +71,7 @@ def test_equal_hash_iff_equal_content(hash_fn, seqs, bs):
     (("", [0, 0]), ("\x00\x00\x00\x00", [0, 0])),
 ])
 def test_look_alike_inputs_get_different_hashes(hash_fn, a, b):
+    """Rule: Hashing"""
     ha = bh.block_hashes(a[1], 2, a[0], hash_fn)
     hb = bh.block_hashes(b[1], 2, b[0], hash_fn)
     assert ha[0] != hb[0], (
@@ -90,14 +92,27 @@ def _exact_encodings(ns: str, toks: list[int], bs: int) -> dict[bytes, tuple]:
 
 def _utf8_pieces(data: bytes, longest: int = 16) -> set[str]:
     """Every non-empty substring of ``data`` that is valid UTF-8, as a str."""
+    return {piece for piece, _ in _utf8_pieces_at(data, longest)}
+
+
+def _utf8_pieces_at(data: bytes, longest: int = 16) -> set[tuple[str, int]]:
+    """(piece, where it ends) for every non-empty substring of ``data`` that is valid UTF-8."""
     pieces = set()
     for i in range(len(data)):
         for j in range(i + 1, min(len(data), i + longest) + 1):
             try:
-                pieces.add(data[i:j].decode("utf-8"))
+                pieces.add((data[i:j].decode("utf-8"), j))
             except UnicodeDecodeError:
                 continue
     return pieces
+
+
+def _as_tokens(rest: bytes) -> list[list[int]]:
+    """``rest`` read as 4-byte tokens, big- and little-endian (none if it does not divide)."""
+    if not rest or len(rest) % 4:
+        return []
+    return [[int.from_bytes(rest[k:k + 4], order) for k in range(0, len(rest), 4)]
+            for order in ("big", "little")]
 
 
 ENCODING_SEEDS = [("a", [1, 2], 1), ("a", [1, 2], 2), ("", [12, 3], 1), ("", [12, 3], 2),
@@ -114,7 +129,8 @@ def test_the_encoding_is_injective_against_inputs_built_from_it(seed):
     block per token (so a parent comes first). Any separator that can occur inside a
     namespace, a boundary between parent and namespace or between namespace and tokens that
     can shift, or a block size that is not told apart shows up as two different inputs with
-    the same bytes."""
+    the same bytes.
+    Rule: Hashing"""
     ns, toks, bs = seed
     seen: dict[bytes, tuple] = {}
 
@@ -130,17 +146,40 @@ def test_the_encoding_is_injective_against_inputs_built_from_it(seed):
     add(_exact_encodings(ns, toks, bs))
     for data in list(seen):
         tails = {tuple(toks[i:]) for i in range(len(toks))}
-        for piece in _utf8_pieces(data):
+        for piece, end in _utf8_pieces_at(data):
             for tail in tails:
                 add(_exact_encodings(piece, list(tail), len(tail)))
                 if len(tail) > 1:
                     add(_exact_encodings(piece, list(tail), 1))
+            # the piece as a first block's namespace and the bytes after it as its tokens:
+            # a first block must never encode like a later one
+            for rest in _as_tokens(data[end:]):
+                add(_exact_encodings(piece, rest, len(rest)))
+
+
+@pytest.mark.rubric("encoding")
+@pytest.mark.parametrize("hash_fn", STRONG, ids=lambda f: f.__name__)
+def test_long_namespaces_and_deep_chains(hash_fn):
+    """Review: a one-byte length prefix fails (or wraps) at 256 bytes, and under ``exact``
+    a parent hash grows with the depth of the chain.
+    Rule: Hashing"""
+    long_a = bh.block_hashes([5], 1, "a" * 256, hash_fn)
+    empty = bh.block_hashes([0x61616161] * 64 + [5], 65, "", hash_fn)
+    assert long_a[0] != empty[0], (
+        "namespace 'a' * 256 with tokens [5] and namespace '' with tokens "
+        "[0x61616161] * 64 + [5] are different blocks but hash alike: the namespace's "
+        "length is not encoded in full")
+    wide = bh.block_hashes([1, 2, 3], 1, "é" * 300, hash_fn)
+    assert len(wide) == 3 and len(set(wide)) == 3
+    deep = bh.block_hashes(list(range(40)), 1, "ns", hash_fn)
+    assert len(deep) == 40 and len(set(deep)) == 40, "40 blocks of a 40-token chain"
 
 
 @pytest.mark.rubric("encoding")
 @pytest.mark.parametrize("hash_fn", [hashes.tiny, hashes.constant], ids=lambda f: f.__name__)
 @given(toks=st.lists(st.integers(0, 9), max_size=12), ns=namespaces)
 def test_every_hash_is_hash_fn_output(hash_fn, toks, ns):
+    """Rule: Hashing"""
     hs = bh.block_hashes(toks, 3, ns, hash_fn)
     allowed = {bytes([v]) for v in range(4)} if hash_fn is hashes.tiny else {b"\x00"}
     assert len(hs) == len(toks) // 3 and all(h in allowed for h in hs), (
@@ -152,6 +191,7 @@ def test_every_hash_is_hash_fn_output(hash_fn, toks, ns):
 @given(a=st.lists(st.integers(0, 2), min_size=4, max_size=10),
        b=st.lists(st.integers(0, 2), min_size=4, max_size=10))
 def test_hash_i_depends_on_the_whole_prefix(a, b):
+    """Rule: Hashing"""
     ha = bh.block_hashes(a, 2)
     hb = bh.block_hashes(b, 2)
     for i in range(min(len(ha), len(hb))):
@@ -166,12 +206,14 @@ def test_hash_i_depends_on_the_whole_prefix(a, b):
     ([1, 2], 0), ([1, 2], -1), ([-1, 2], 2), ([2**32, 1], 2), ([1, 2.0], 2),
 ])
 def test_block_hashes_rejects_bad_input(args):
+    """Rule: Errors"""
     with pytest.raises((ValueError, TypeError)):
         bh.block_hashes(*args)
 
 
 @pytest.mark.rubric("encoding")
 def test_block_hashes_accepts_the_full_token_range():
+    """Rule: Hashing"""
     hs = bh.block_hashes([0, 2**32 - 1, 2**31, 7], 2, hash_fn=hashes.exact)
     assert len(hs) == 2 and hs[0] != hs[1]
 
@@ -184,6 +226,7 @@ def test_block_hashes_accepts_the_full_token_range():
        b=st.lists(st.integers(0, 1), min_size=1, max_size=12),
        bs=st.integers(1, 3), hash_fn=st.sampled_from(STRONG))
 def test_hits_stop_at_the_first_differing_block(a, b, bs, hash_fn):
+    """Rules: Allocate; Content"""
     pool = bh.BlockPool(32, bs, hash_fn)
     pool.allocate("a", a)
     pool.free("a")
@@ -201,6 +244,7 @@ def test_hits_stop_at_the_first_differing_block(a, b, bs, hash_fn):
 
 @pytest.mark.rubric("chaining")
 def test_matching_tail_blocks_after_a_different_head_do_not_hit():
+    """Rule: Content"""
     pool = bh.BlockPool(16, 2)
     pool.allocate("a", [1, 2, 3, 4, 5, 6, 0])
     pool.free("a")
@@ -214,6 +258,7 @@ def test_matching_tail_blocks_after_a_different_head_do_not_hit():
 @pytest.mark.rubric("chaining")
 @given(ns_a=namespaces, ns_b=namespaces, toks=st.lists(st.integers(0, 2), min_size=3, max_size=9))
 def test_namespace_is_part_of_every_block(ns_a, ns_b, toks):
+    """Rule: Content"""
     pool = bh.BlockPool(16, 2)
     pool.allocate("a", toks, ns_a)
     pool.free("a")
@@ -226,6 +271,7 @@ def test_namespace_is_part_of_every_block(ns_a, ns_b, toks):
 
 @pytest.mark.rubric("chaining")
 def test_decode_blocks_chain_on_the_prompt():
+    """Rules: Caching; Content"""
     pool = bh.BlockPool(16, 2)
     pool.allocate("a", [1, 2, 3])
     pool.append("a", [4, 5, 6, 7])     # [1,2][3,4][5,6][7]
@@ -243,6 +289,7 @@ def test_decode_blocks_chain_on_the_prompt():
 @pytest.mark.rubric("last_token_rule")
 @given(bs=st.integers(1, 4), blocks=st.integers(0, 4), extra=st.integers(0, 4))
 def test_cap_is_len_minus_one_block_aligned(bs, blocks, extra):
+    """Rule: Allocate"""
     extra = extra % bs
     n = blocks * bs + extra
     assume(n >= 1)
@@ -259,6 +306,7 @@ def test_cap_is_len_minus_one_block_aligned(bs, blocks, extra):
 
 @pytest.mark.rubric("last_token_rule")
 def test_single_token_and_exact_block_prompts():
+    """Rule: Allocate"""
     pool = bh.BlockPool(8, 1)
     pool.allocate("a", [5])
     _, computed = pool.allocate("b", [5])
@@ -273,6 +321,7 @@ def test_single_token_and_exact_block_prompts():
 
 @pytest.mark.rubric("last_token_rule")
 def test_capped_block_is_a_fresh_block():
+    """Rule: Allocate"""
     pool = bh.BlockPool(8, 2)
     t_a, _ = pool.allocate("a", [1, 2, 3, 4])
     t_b, computed = pool.allocate("b", [1, 2, 3, 4])
@@ -286,6 +335,7 @@ def test_capped_block_is_a_fresh_block():
 # =====================================================================================
 @pytest.mark.rubric("lazy_eviction")
 def test_free_keeps_content_until_memory_is_needed():
+    """Rules: Free and lazy eviction; Fresh blocks and eviction"""
     pool = bh.BlockPool(6, 2)
     t_a, _ = pool.allocate("a", [1, 2, 3, 4, 5, 6])
     pool.free("a")
@@ -300,6 +350,7 @@ def test_free_keeps_content_until_memory_is_needed():
 
 @pytest.mark.rubric("lazy_eviction")
 def test_only_as_many_cached_blocks_as_needed_are_evicted():
+    """Rule: Fresh blocks and eviction"""
     pool = bh.BlockPool(4, 1)
     t_a, _ = pool.allocate("a", [1, 2, 3, 4])
     pool.free("a")                    # queue: [1,2,3,4], [1,2,3], [1,2], [1] (tail first)
@@ -313,6 +364,7 @@ def test_only_as_many_cached_blocks_as_needed_are_evicted():
 
 @pytest.mark.rubric("lazy_eviction")
 def test_hit_takes_a_free_block_out_of_the_queue():
+    """Rules: Fresh blocks and eviction; Errors"""
     pool = bh.BlockPool(4, 2)
     t_a, _ = pool.allocate("a", [1, 2, 3, 4, 5])
     pool.free("a")
@@ -328,6 +380,7 @@ def test_hit_takes_a_free_block_out_of_the_queue():
 
 @pytest.mark.rubric("lazy_eviction")
 def test_partial_block_is_not_cached_until_it_fills():
+    """Rule: Caching"""
     pool = bh.BlockPool(8, 4)
     t, _ = pool.allocate("a", [1, 2, 3, 4, 5, 6])
     assert sorted(pool.cached_blocks()) == [t[0]], "only the full block is cached"
@@ -341,12 +394,34 @@ def test_partial_block_is_not_cached_until_it_fills():
     assert computed == 8
 
 
+@pytest.mark.rubric("lazy_eviction")
+def test_append_takes_its_blocks_before_caching():
+    """Review: caching the filled block before taking the new one made it a duplicate of a
+    free cached block that the same call then evicted.
+    Rule: Fresh blocks and eviction"""
+    pool = bh.BlockPool(3, 2)
+    t_a, _ = pool.allocate("a", [1, 2, 3])
+    t_b, computed = pool.allocate("b", [1, 2, 3])    # hits [1,2]; its block 1 is fresh
+    assert computed == 2
+    pool.append("a", [4])                            # a's block 1 caches [1,2,3,4]
+    pool.free("a")                                   # ... and waits in the queue
+    new = pool.append("b", [4, 5])                   # fills [1,2,3,4], needs one block
+    assert new == [t_a[1]], f"the only free block is a's block {t_a[1]}: got {new}"
+    assert sorted(pool.cached_blocks()) == sorted([t_b[0], t_b[1]]), (
+        "append takes (and here evicts) its new blocks first and then caches b's filled "
+        f"block {t_b[1]}: [1,2,3,4] must stay cached; cached: {pool.cached_blocks()}")
+    pool.free("b")
+    _, computed = pool.allocate("c", [1, 2, 3, 4, 0])
+    assert computed == 4
+
+
 # =====================================================================================
 # eviction_order
 # =====================================================================================
 @pytest.mark.rubric("eviction_order")
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_evictions_take_the_tail_first(k):
+    """Rule: Free and lazy eviction"""
     pool = bh.BlockPool(4, 2)
     pool.allocate("a", [1, 2, 3, 4, 5, 6, 7, 8])
     pool.free("a")
@@ -363,6 +438,7 @@ def test_evictions_take_the_tail_first(k):
 
 @pytest.mark.rubric("eviction_order")
 def test_least_recently_freed_request_goes_first():
+    """Rule: Fresh blocks and eviction"""
     pool = bh.BlockPool(4, 2)
     pool.allocate("a", [1, 1, 1, 1])
     pool.allocate("b", [2, 2, 2, 2])
@@ -376,6 +452,7 @@ def test_least_recently_freed_request_goes_first():
 
 @pytest.mark.rubric("eviction_order")
 def test_a_hit_refreshes_the_blocks():
+    """Rule: Fresh blocks and eviction"""
     pool = bh.BlockPool(4, 2)
     pool.allocate("a", [1, 1, 1, 1])
     pool.allocate("b", [2, 2, 2, 2])
@@ -391,6 +468,7 @@ def test_a_hit_refreshes_the_blocks():
 
 @pytest.mark.rubric("eviction_order")
 def test_shared_prefix_outlives_both_tails():
+    """Rule: Free and lazy eviction"""
     pool = bh.BlockPool(6, 2)
     t_a, _ = pool.allocate("a", [1, 2, 3, 4, 5, 6])
     t_b, _ = pool.allocate("b", [1, 2, 3, 4, 7, 8])   # shares [1,2][3,4]
@@ -412,7 +490,8 @@ def test_shared_prefix_outlives_both_tails():
 def test_no_block_outlives_its_parent(lengths, squeeze):
     """Free several requests (distinct first blocks), then force evictions with one-token
     requests (never cached): the survivors are exactly the most recently queued blocks, so
-    every surviving block's parent survives too."""
+    every surviving block's parent survives too.
+    Rule: Free and lazy eviction"""
     bs = 2
     pool = bh.BlockPool(sum(lengths) + len(lengths), bs)
     order = []
@@ -439,6 +518,7 @@ def test_no_block_outlives_its_parent(lengths, squeeze):
 @pytest.mark.rubric("collision_safety")
 @pytest.mark.parametrize("hash_fn", [hashes.tiny, hashes.constant], ids=lambda f: f.__name__)
 def test_same_tokens_under_another_parent(hash_fn):
+    """Rule: Collisions"""
     pool = bh.BlockPool(16, 2, hash_fn)
     kv = KVRecord(2)
     for rid, toks in (("a", [1, 2, 3, 4, 0]), ("b", [5, 6, 0])):
@@ -452,6 +532,7 @@ def test_same_tokens_under_another_parent(hash_fn):
 @pytest.mark.rubric("collision_safety")
 @pytest.mark.parametrize("hash_fn", [hashes.tiny, hashes.constant], ids=lambda f: f.__name__)
 def test_same_tokens_under_another_namespace(hash_fn):
+    """Rule: Collisions"""
     pool = bh.BlockPool(16, 2, hash_fn)
     kv = KVRecord(2)
     t, c = pool.allocate("a", [1, 2, 3, 4, 0], "lora-a")
@@ -467,6 +548,7 @@ def test_same_tokens_under_another_namespace(hash_fn):
                         min_size=2, max_size=10),
        keep=st.lists(st.booleans(), min_size=10, max_size=10))
 def test_weak_hash_never_returns_other_content(hash_fn, prompts, keep):
+    """Rule: Collisions"""
     pool = bh.BlockPool(64, 2, hash_fn)
     kv = KVRecord(2)
     for r, (ns, toks) in enumerate(prompts):
@@ -482,7 +564,8 @@ def test_weak_hash_never_returns_other_content(hash_fn, prompts, keep):
 @pytest.mark.parametrize("hash_fn", [hashes.tiny, hashes.constant], ids=lambda f: f.__name__)
 def test_weak_hash_after_eviction_and_reuse(hash_fn):
     """A block evicted and refilled with other content must not be found through the
-    key of what it held before."""
+    key of what it held before.
+    Rule: Collisions"""
     pool = bh.BlockPool(3, 2, hash_fn)
     kv = KVRecord(2)
     steps = [("a", [1, 2, 3, 4, 0]), ("b", [3, 4, 1, 2, 0]), ("c", [1, 2, 1, 2, 0]),
@@ -499,6 +582,7 @@ def test_weak_hash_after_eviction_and_reuse(hash_fn):
 # =====================================================================================
 @pytest.mark.rubric("refcount")
 def test_refcounts_with_three_holders():
+    """Rule: Free and lazy eviction"""
     pool = bh.BlockPool(8, 2)
     for rid in "abc":
         pool.allocate(rid, [1, 2, 3, 4, 5])
@@ -516,6 +600,7 @@ def test_refcounts_with_three_holders():
 
 @pytest.mark.rubric("refcount")
 def test_decode_duplicate_does_not_unmap_the_cached_block():
+    """Rule: Caching"""
     pool = bh.BlockPool(6, 2)
     t_a, _ = pool.allocate("a", [1, 2, 3])
     t_b, computed = pool.allocate("b", [1, 2, 3, 4, 5])   # hits [1,2]; computes [3,4]
@@ -534,6 +619,7 @@ def test_decode_duplicate_does_not_unmap_the_cached_block():
 
 @pytest.mark.rubric("refcount")
 def test_capped_recompute_duplicate_does_not_unmap():
+    """Rule: Caching"""
     pool = bh.BlockPool(4, 2)
     t_a, _ = pool.allocate("a", [1, 2, 3, 4])
     pool.free("a")
@@ -549,6 +635,7 @@ def test_capped_recompute_duplicate_does_not_unmap():
 
 @pytest.mark.rubric("refcount")
 def test_blocks_after_a_duplicate_stay_uncached():
+    """Rule: Caching"""
     pool = bh.BlockPool(8, 2)
     t_a, _ = pool.allocate("a", [1, 2, 3, 4])
     t_b, _ = pool.allocate("b", [1, 2, 3, 4])       # block 1: a duplicate of a's
@@ -561,6 +648,7 @@ def test_blocks_after_a_duplicate_stay_uncached():
 
 @pytest.mark.rubric("refcount")
 def test_bad_calls_raise_and_change_nothing():
+    """Rule: Errors"""
     pool = bh.BlockPool(4, 2)
     pool.allocate("a", [1, 2, 3])
     before = state(pool)
@@ -588,7 +676,26 @@ def test_bad_calls_raise_and_change_nothing():
 
 
 @pytest.mark.rubric("refcount")
+def test_failed_append_leaves_the_request_as_it_was():
+    """Review: tokens added to the request before the check that raised stayed behind.
+    Rule: Errors"""
+    pool = bh.BlockPool(4, 2)
+    pool.allocate("a", [1, 2, 3])
+    with pytest.raises(bh.OutOfBlocks):
+        pool.append("a", [4] * 6)           # needs 3 blocks, 2 are free
+    with pytest.raises(ValueError):
+        pool.append("a", [4, 2**32])        # a bad token after a good one
+    pool.append("a", [9])                   # block 1 fills: [3, 9]
+    pool.free("a")
+    _, computed = pool.allocate("b", [1, 2, 3, 9, 0])
+    assert computed == 4, (
+        "appends that raised must add no token: a's second block holds [3, 9], so "
+        f"[1, 2, 3, 9, 0] reuses 4 tokens; got {computed}")
+
+
+@pytest.mark.rubric("refcount")
 def test_failed_allocate_leaves_the_queue_order_alone():
+    """Rule: Errors"""
     pool = bh.BlockPool(4, 2)
     pool.allocate("a", [1, 1, 1, 1])
     pool.allocate("b", [2, 2, 2, 2])
@@ -605,5 +712,6 @@ def test_failed_allocate_leaves_the_queue_order_alone():
 @pytest.mark.rubric("refcount")
 @pytest.mark.parametrize("args", [(0, 2), (4, 0), (-1, 2), (4, -3)])
 def test_constructor_rejects_bad_sizes(args):
+    """Rule: Errors"""
     with pytest.raises(ValueError):
         bh.BlockPool(*args)

@@ -25,7 +25,11 @@ small_tokens = st.lists(st.integers(0, 2), min_size=0, max_size=6)
 
 
 class PoolMachine(RuleBasedStateMachine):
-    """``exact_model``: compare with PoolModel (collision-free hashes only)."""
+    """``exact_model``: compare with PoolModel (collision-free hashes only).
+
+    Rules: Content; Allocate; Fresh blocks and eviction; Caching; Free and lazy eviction
+    Rules: Collisions; Errors
+    """
 
     hash_fn = staticmethod(hashes.sha256)
     exact_model = True

@@ -39,6 +39,7 @@ def state(r, ids=()) -> tuple:
 @pytest.mark.rubric("deferred_free")
 @pytest.mark.parametrize("how", ENDS)
 def test_abort_after_launch_then_reuse_then_late_completion_pages(how):
+    """Rules: Deferred free; Incarnations"""
     r = dr.Reclaimer(6)
     r.add("a", 3)
     old = set(r.pages_of("a"))
@@ -54,6 +55,7 @@ def test_abort_after_launch_then_reuse_then_late_completion_pages(how):
 @pytest.mark.rubric("deferred_free")
 @pytest.mark.parametrize("how", ENDS)
 def test_waiting_pages_are_never_handed_out(how):
+    """Rules: Three states; Deferred free"""
     r = dr.Reclaimer(5)
     r.add("a", 2)
     r.grow("a", 1)
@@ -75,7 +77,8 @@ def test_waiting_pages_are_never_handed_out(how):
 def test_freed_exactly_when_last_step_completes(k, ended_after, how, pages):
     """k steps (none or one: several in flight is pipelined_steps) launched and completed;
     the request ends after ``ended_after`` of them completed. Pages are free exactly from
-    the moment both the end and the last completion have happened."""
+    the moment both the end and the last completion have happened.
+    Rule: Deferred free"""
     ended_after = min(ended_after, k)
     r = dr.Reclaimer(8)
     r.add("a", pages)
@@ -99,7 +102,29 @@ def test_freed_exactly_when_last_step_completes(k, ended_after, how, pages):
 
 
 @pytest.mark.rubric("deferred_free")
+@pytest.mark.parametrize("how", ENDS)
+def test_pages_grown_after_the_launch_wait_too(how):
+    """Review: only the pages held at launch waited; pages grown later came back at once.
+    Rule: Deferred free"""
+    r = dr.Reclaimer(6)
+    r.add("a", 2)
+    step = r.launch(["a"])
+    r.grow("a", 2)
+    held = set(r.pages_of("a"))
+    end(r, how, "a")
+    assert r.free_pages() == 2, (
+        f"add('a', 2), launch, grow('a', 2), {how}('a') with the step in flight: all 4 of "
+        f"a's pages wait together for the step, so 2 are free; free_pages() is "
+        f"{r.free_pages()}")
+    r.add("b", 2)
+    assert not set(r.pages_of("b")) & held, "b got one of a's waiting pages"
+    r.complete(step, {})
+    assert r.free_pages() == 4
+
+
+@pytest.mark.rubric("deferred_free")
 def test_step_over_several_requests_frees_only_the_ended_ones():
+    """Rule: Deferred free"""
     r = dr.Reclaimer(9)
     for rid in "abc":
         r.add(rid, 3)
@@ -114,6 +139,7 @@ def test_step_over_several_requests_frees_only_the_ended_ones():
 @pytest.mark.rubric("generation_identity")
 @pytest.mark.parametrize("how", ENDS)
 def test_abort_after_launch_then_reuse_then_late_completion_output(how):
+    """Rules: Incarnations; Output"""
     r = dr.Reclaimer(6)
     r.add("a", 3)
     s1 = r.launch(["a"])
@@ -161,7 +187,8 @@ def reuse_story(r, ids: list[str]) -> list:
 @pytest.mark.rubric("generation_identity")
 def test_reused_id_behaves_like_fresh_ids():
     """The same story twice: once reusing 'a', once with fresh ids. Whatever else the
-    implementation does, reusing the id must not change what it shows."""
+    implementation does, reusing the id must not change what it shows.
+    Rule: Incarnations"""
     r, twin = dr.Reclaimer(12), dr.Reclaimer(12)
     got, want = reuse_story(r, ["a", "a", "a"]), reuse_story(twin, ["x", "y", "z"])
     for g, w in zip(got, want):
@@ -188,6 +215,7 @@ def both_waiting_story(r, old: str, new: str, new_first: bool) -> list:
 
 @pytest.mark.rubric("generation_identity")
 def test_each_incarnation_waits_for_its_own_step():
+    """Rule: Incarnations"""
     for new_first in (False, True):
         order = "new step first" if new_first else "old step first"
         r, twin = dr.Reclaimer(8), dr.Reclaimer(8)
@@ -201,6 +229,7 @@ def test_each_incarnation_waits_for_its_own_step():
 
 @pytest.mark.rubric("generation_identity")
 def test_output_only_for_live_incarnations_of_the_step():
+    """Rule: Output"""
     r = dr.Reclaimer(8)
     for rid in "abc":
         r.add(rid, 1)
@@ -215,7 +244,21 @@ def test_output_only_for_live_incarnations_of_the_step():
 
 
 @pytest.mark.rubric("generation_identity")
+def test_token_zero_is_delivered():
+    """Review: a truthiness test on the token dropped token id 0.
+    Rule: Output"""
+    r = dr.Reclaimer(4)
+    r.add("a", 1)
+    r.add("b", 1)
+    step = r.launch(["a", "b"])
+    out = r.complete(step, {"a": 0, "b": 0})
+    assert sorted(out) == [("a", 0), ("b", 0)], (
+        f"token id 0 is a token like any other: both live requests get it; got {out}")
+
+
+@pytest.mark.rubric("generation_identity")
 def test_generations_differ_across_many_reuses():
+    """Rule: Incarnations"""
     r = dr.Reclaimer(64)
     gens = []
     for i in range(30):
@@ -247,6 +290,7 @@ def refused_launch_story(r, how: str, refused: bool) -> list:
 @pytest.mark.rubric("generation_identity")
 @pytest.mark.parametrize("how", ENDS)
 def test_ended_id_cannot_be_launched_or_grown_while_waiting(how):
+    """Rules: Incarnations; Errors change nothing"""
     got = refused_launch_story(dr.Reclaimer(6), how, True)
     twin = refused_launch_story(dr.Reclaimer(6), how, False)
     assert got[1:4] == [("launch", "KeyError"), ("grow", "KeyError"), ("pages_of", "KeyError")], (
@@ -260,17 +304,21 @@ def test_ended_id_cannot_be_launched_or_grown_while_waiting(how):
 
 @pytest.mark.rubric("generation_identity")
 def test_add_of_live_id_is_refused():
+    """Rule: Errors change nothing"""
     r = dr.Reclaimer(6)
     r.add("a", 2)
     before = state(r, ["a"])
     with pytest.raises(ValueError):
         r.add("a", 1)
+    with pytest.raises(ValueError):
+        r.add("a", 99)              # also more than is free: the live id decides the error
     assert state(r, ["a"]) == before, "a refused add must change nothing"
 
 
 # -- idempotent_completion ------------------------------------------------------------------
 @pytest.mark.rubric("idempotent_completion")
 def test_duplicate_completion_after_pages_were_reused():
+    """Rule: Idempotent completion"""
     r = dr.Reclaimer(8)
     r.add("a", 4)
     s1 = r.launch(["a"])
@@ -302,6 +350,7 @@ def duplicate_story(r, duplicate: bool) -> list:
 
 @pytest.mark.rubric("idempotent_completion")
 def test_duplicate_does_not_emit_or_count_again():
+    """Rule: Idempotent completion"""
     got = duplicate_story(dr.Reclaimer(4), True)
     want = duplicate_story(dr.Reclaimer(4), False)
     assert got[1] == [], f"s1 already completed: its duplicate must emit nothing, got {got[1]}"
@@ -313,6 +362,7 @@ def test_duplicate_does_not_emit_or_count_again():
 @pytest.mark.rubric("idempotent_completion")
 @pytest.mark.parametrize("step_id", [-1, 0, 1, 7, 10**9])
 def test_unknown_completion_changes_nothing(step_id):
+    """Rule: Idempotent completion"""
     r = dr.Reclaimer(4)
     assert r.complete(step_id, {"a": 1}) == [], "no step was ever launched"
     r.add("a", 2)
@@ -327,6 +377,7 @@ def test_unknown_completion_changes_nothing(step_id):
 
 @pytest.mark.rubric("idempotent_completion")
 def test_step_ids_are_never_reused():
+    """Rule: Idempotent completion"""
     r = dr.Reclaimer(4)
     r.add("a", 1)
     r.add("b", 1)
@@ -345,7 +396,8 @@ def test_step_ids_are_never_reused():
 @pytest.mark.parametrize("first,second", [(a, b) for a in ENDS for b in ENDS])
 @pytest.mark.parametrize("in_flight", [False, True])
 def test_second_end_changes_nothing(first, second, in_flight):
-    """r ends 'a' twice; twin ends it once. They must agree after every later call."""
+    """r ends 'a' twice; twin ends it once. They must agree after every later call.
+    Rule: Racing ends"""
     r, twin = dr.Reclaimer(6), dr.Reclaimer(6)
     steps = {}
     for x in (r, twin):
@@ -389,6 +441,7 @@ def quiet_story(r, how: str, extra: bool) -> list:
 @pytest.mark.rubric("racing_ends")
 @pytest.mark.parametrize("how", ENDS)
 def test_end_of_unknown_or_reclaimed_id_is_quiet(how):
+    """Rule: Racing ends"""
     got = quiet_story(dr.Reclaimer(4), how, True)
     want = quiet_story(dr.Reclaimer(4), how, False)
     assert got[:4] == [None] * 4, (
@@ -403,6 +456,7 @@ def test_end_of_unknown_or_reclaimed_id_is_quiet(how):
 @pytest.mark.rubric("pipelined_steps")
 @pytest.mark.parametrize("order", ["launch order", "newest first"])
 def test_two_pipelined_steps_with_an_abort_between_them(order):
+    """Rule: Pipelining"""
     r = dr.Reclaimer(8)
     r.add("a", 2)
     r.add("b", 2)
@@ -422,6 +476,7 @@ def test_two_pipelined_steps_with_an_abort_between_them(order):
 @pytest.mark.rubric("pipelined_steps")
 @given(k=st.integers(2, 5), data=st.data(), how=st.sampled_from(ENDS))
 def test_pages_wait_for_the_last_step_in_any_order(k, data, how):
+    """Rule: Pipelining"""
     r = dr.Reclaimer(6)
     r.add("a", 3)
     steps = [r.launch(["a"]) for _ in range(k)]
@@ -447,6 +502,7 @@ def test_pages_wait_for_the_last_step_in_any_order(k, data, how):
 
 @pytest.mark.rubric("pipelined_steps")
 def test_live_request_in_several_steps_gets_each_token():
+    """Rules: Pipelining; Output"""
     r = dr.Reclaimer(4)
     r.add("a", 1)
     s1, s2, s3 = (r.launch(["a"]) for _ in range(3))
@@ -457,6 +513,7 @@ def test_live_request_in_several_steps_gets_each_token():
 # -- accounting ---------------------------------------------------------------------------
 @pytest.mark.rubric("accounting")
 def test_grow_is_all_or_nothing():
+    """Rule: Errors change nothing"""
     r = dr.Reclaimer(6)
     r.add("a", 2)
     r.add("b", 1)
@@ -470,6 +527,7 @@ def test_grow_is_all_or_nothing():
 
 @pytest.mark.rubric("accounting")
 def test_add_more_than_free_changes_nothing():
+    """Rule: Errors change nothing"""
     r = dr.Reclaimer(5)
     r.add("a", 3)
     before = state(r, ["a"])
@@ -505,6 +563,7 @@ def bad_call_story(r, bad) -> list:
 @pytest.mark.rubric("accounting")
 @pytest.mark.parametrize("name", list(BAD_CALLS))
 def test_bad_input_raises_and_changes_nothing(name):
+    """Rule: Errors change nothing"""
     got = bad_call_story(dr.Reclaimer(5), BAD_CALLS[name])
     want = bad_call_story(dr.Reclaimer(5), None)
     assert got[1] in ("ValueError", "KeyError"), f"{name}: expected ValueError or KeyError, got {got[1]!r}"
@@ -523,6 +582,7 @@ def test_bad_pool_size(n):
 
 @pytest.mark.rubric("accounting")
 def test_pages_are_the_pool_and_come_back_once():
+    """Rule: Three states"""
     r = dr.Reclaimer(7)
     r.add("a", 3)
     r.add("b", 2)

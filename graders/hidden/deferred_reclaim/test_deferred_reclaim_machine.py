@@ -80,6 +80,12 @@ def guarded(fn):
 
 
 class ReclaimMachine(RuleBasedStateMachine):
+    """Random interleavings of every call against the model of what the GPU still reads.
+
+    Rules: Three states; Deferred free; Pipelining; Incarnations
+    Rules: Output; Idempotent completion; Racing ends; Errors change nothing
+    """
+
     RUBRIC = ""
 
     def __init__(self) -> None:

@@ -51,6 +51,12 @@ class Checks:
 
 
 class RadixMachine(RuleBasedStateMachine):
+    """Random interleavings of every call against the KV-content model and the accounting.
+
+    Rules: Slot states; Acquire; Edge splits; Pinning; Commit; Release and abort
+    Rules: Eviction; Failure is atomic; Bad input
+    """
+
     ITEM = ""
 
     def __init__(self) -> None:

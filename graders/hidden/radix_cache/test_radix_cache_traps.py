@@ -68,6 +68,7 @@ class Driver:
 
 @pytest.mark.rubric("prefix_match")
 def test_single_token_prompt_is_never_a_hit():
+    """Rule: Acquire"""
     d = Driver(8)
     d.cache_seq([4])
     _, m, _ = d.acquire([4])
@@ -76,6 +77,7 @@ def test_single_token_prompt_is_never_a_hit():
 
 @pytest.mark.rubric("prefix_match")
 def test_fully_cached_prompt_at_a_node_boundary_leaves_one_token():
+    """Rule: Acquire"""
     d = Driver(16)
     d.cache_seq([1, 2])
     d.cache_seq([1, 2, 3, 4])  # node boundary after [1, 2]
@@ -87,6 +89,7 @@ def test_fully_cached_prompt_at_a_node_boundary_leaves_one_token():
 
 @pytest.mark.rubric("prefix_match")
 def test_longest_of_several_branches():
+    """Rule: Acquire"""
     d = Driver(32)
     d.cache_seq([1, 2, 3])
     d.cache_seq([1, 2, 4, 5, 6])
@@ -110,6 +113,7 @@ def test_generated_tokens_become_hits_after_release():
 
 @pytest.mark.rubric("edge_split")
 def test_split_keeps_both_halves_and_their_kv():
+    """Rule: Edge splits"""
     d = Driver(32)
     d.cache_seq([1, 2, 3, 4, 5, 6])
     d.cache_seq([1, 2, 3, 7, 8])      # splits after [1, 2, 3]
@@ -122,6 +126,7 @@ def test_split_keeps_both_halves_and_their_kv():
 
 @pytest.mark.rubric("edge_split")
 def test_split_of_a_pinned_edge_inherits_its_pins():
+    """Rule: Edge splits"""
     d = Driver(16)
     d.cache_seq([1, 2, 3, 4])
     holder, m, _ = d.acquire([1, 2, 3, 4, 5])     # pins [1, 2, 3, 4]
@@ -144,6 +149,7 @@ def test_split_of_a_pinned_edge_inherits_its_pins():
 
 @pytest.mark.rubric("edge_split")
 def test_partial_match_pins_only_the_matched_tokens():
+    """Rules: Acquire; Edge splits"""
     d = Driver(16)
     d.cache_seq([1, 2, 3, 4, 5])
     lease, m, _ = d.acquire([1, 2, 6])
@@ -157,6 +163,7 @@ def test_partial_match_pins_only_the_matched_tokens():
 
 @pytest.mark.rubric("pinning")
 def test_shared_prefix_pinned_by_two_counts_once_and_survives_one_release():
+    """Rules: Pinning; Slot states"""
     d = Driver(16)
     d.cache_seq([1, 2, 3])
     a, _, _ = d.acquire([1, 2, 3, 4])
@@ -173,6 +180,7 @@ def test_shared_prefix_pinned_by_two_counts_once_and_survives_one_release():
 
 @pytest.mark.rubric("pinning")
 def test_committed_slots_stay_pinned_while_running():
+    """Rules: Pinning; Commit"""
     d = Driver(12)
     lease, _, _ = d.acquire([1, 2, 3])
     d.extend(lease, [4, 5])
@@ -187,7 +195,26 @@ def test_committed_slots_stay_pinned_while_running():
 
 
 @pytest.mark.rubric("pinning")
+def test_commit_of_fewer_tokens_keeps_every_committed_slot_pinned():
+    """Review: a commit shorter than what the lease committed moved its pin back up.
+    Rules: Commit; Pinning"""
+    d = Driver(12)
+    lease, _, _ = d.acquire([1, 2, 3])
+    d.extend(lease, [4, 5])
+    first = d.commit(lease)
+    assert d.commit(lease, 2) == first[:2]
+    s = stats_ok(d.cache, 12)
+    assert s == {"free": 7, "cached": 5, "pinned": 5, "leased": 0}, (
+        f"a commit of fewer tokens than already committed changes nothing: all 5 committed "
+        f"slots stay cached and pinned while the request runs: {s}")
+    assert d.cache.evict(12) == 0, "a running request's committed slots are pinned"
+    d.release(lease)
+    assert stats_ok(d.cache, 12) == {"free": 7, "cached": 5, "pinned": 0, "leased": 0}
+
+
+@pytest.mark.rubric("pinning")
 def test_abort_unpins_the_whole_path():
+    """Rules: Pinning; Release and abort"""
     d = Driver(12)
     d.cache_seq([1, 2, 3, 4])
     d.cache_seq([1, 2, 5])
@@ -202,6 +229,7 @@ def test_abort_unpins_the_whole_path():
 
 @pytest.mark.rubric("eviction")
 def test_lru_by_last_use_not_by_insertion():
+    """Rule: Eviction"""
     d = Driver(12)
     d.cache_seq([1, 1, 1])      # inserted first
     d.cache_seq([2, 2, 2])      # inserted second
@@ -218,6 +246,7 @@ def test_lru_by_last_use_not_by_insertion():
 
 @pytest.mark.rubric("eviction")
 def test_parents_that_become_leaves_go_in_the_same_call():
+    """Rule: Eviction"""
     d = Driver(16)
     d.cache_seq([1, 2, 3, 4])
     d.cache_seq([1, 2, 5, 6])   # tree: [1,2] -> {[3,4], [5,6]}
@@ -228,6 +257,7 @@ def test_parents_that_become_leaves_go_in_the_same_call():
 
 @pytest.mark.rubric("eviction")
 def test_acquire_evicts_through_the_parents_when_short():
+    """Rule: Eviction"""
     d = Driver(6)
     d.cache_seq([1, 2, 3])
     d.cache_seq([1, 2, 4])      # cached: [1,2], [3], [4] = 4 slots
@@ -237,7 +267,47 @@ def test_acquire_evicts_through_the_parents_when_short():
 
 
 @pytest.mark.rubric("eviction")
+def test_acquire_and_extend_evict_only_the_shortfall():
+    """Review: evicting all the slots a call needs, not just what the free pool lacks.
+    Rule: Eviction"""
+    d = Driver(6)
+    d.cache_seq([1, 1])
+    d.cache_seq([2, 2])                     # free 2, cached 4; [1, 1] least recently used
+    lease, m, _ = d.acquire([3, 3, 3])      # one slot short: only [1, 1] (or its tail) goes
+    assert m == 0
+    d.cache.abort(lease)
+    assert d.cached_len([2, 2]) == 2, (
+        "acquire needed one slot more than the free pool had: it must evict only that "
+        "shortfall (least recently used first), yet [2, 2] was evicted too")
+    d = Driver(8)
+    d.cache_seq([1, 1])
+    d.cache_seq([2, 2])                     # free 4, cached 4; [1, 1] least recently used
+    lease, _, _ = d.acquire([3])            # free 3
+    d.extend(lease, [3, 3, 3, 3])           # one slot short again
+    assert d.cached_len([2, 2]) == 2, (
+        "extend needed one slot more than the free pool had: it must evict only that "
+        "shortfall, yet [2, 2] was evicted too")
+
+
+@pytest.mark.rubric("eviction")
+def test_commit_or_release_that_finds_its_tokens_cached_is_a_use():
+    """Review: only inserting refreshed the last-used time, not matching at commit/release.
+    Rule: Eviction"""
+    d = Driver(12)
+    a, _, _ = d.acquire([1, 1])
+    b, _, _ = d.acquire([1, 1])              # nothing cached yet: computed twice
+    d.release(a)                             # [1, 1] cached
+    d.cache_seq([2, 2])                      # used after [1, 1]
+    d.release(b)                             # matches [1, 1]: now the most recent
+    assert d.cache.evict(2) >= 2
+    assert d.cached_len([1, 1]) == 2, (
+        "releasing [1, 1] matched the cached [1, 1] (a use), so [2, 2] was the least "
+        "recently used and had to go first")
+
+
+@pytest.mark.rubric("eviction")
 def test_evict_zero_and_more_than_evictable():
+    """Rule: Eviction"""
     d = Driver(8)
     d.cache_seq([1, 2, 3])
     assert d.cache.evict(0) == 0
@@ -248,6 +318,7 @@ def test_evict_zero_and_more_than_evictable():
 
 @pytest.mark.rubric("slot_accounting")
 def test_abort_after_commit_keeps_committed_slots_cached():
+    """Rule: Release and abort"""
     d = Driver(10)
     lease, _, _ = d.acquire([1, 2, 3])
     d.extend(lease, [4, 5])
@@ -262,6 +333,7 @@ def test_abort_after_commit_keeps_committed_slots_cached():
 
 @pytest.mark.rubric("slot_accounting")
 def test_release_with_fewer_tokens_frees_the_rest():
+    """Rule: Release and abort"""
     d = Driver(10)
     lease, _, _ = d.acquire([1, 2, 3])
     d.extend(lease, [4, 5, 6])
@@ -271,7 +343,25 @@ def test_release_with_fewer_tokens_frees_the_rest():
 
 
 @pytest.mark.rubric("slot_accounting")
+def test_release_shorter_than_the_commit_keeps_committed_slots_cached():
+    """Review: release freed every slot past its tokens, committed ones included.
+    Rules: Release and abort; Slot states"""
+    d = Driver(12)
+    lease, _, _ = d.acquire([1, 2, 3])
+    d.extend(lease, [4, 5])
+    d.commit(lease)
+    d.cache.release(lease, [1, 2, 3])
+    s = stats_ok(d.cache, 12)
+    assert s == {"free": 7, "cached": 5, "pinned": 0, "leased": 0}, (
+        f"the 5 committed slots stay cached; a release of 3 tokens frees only slots that "
+        f"are not cached: {s}")
+    d.acquire([9] * 6)                       # 6 of the 7 free slots, no eviction
+    assert d.cached_len([1, 2, 3, 4, 5]) == 5, "a cached slot was handed out again"
+
+
+@pytest.mark.rubric("slot_accounting")
 def test_every_slot_handed_out_exactly_once_under_pressure():
+    """Rule: Slot states"""
     d = Driver(8)
     held = []
     for t in range(4):
@@ -286,6 +376,7 @@ def test_every_slot_handed_out_exactly_once_under_pressure():
 
 @pytest.mark.rubric("atomic_failure")
 def test_failed_acquire_evicts_nothing():
+    """Rule: Failure is atomic"""
     d = Driver(8)
     d.cache_seq([1, 2, 3])
     d.cache_seq([4, 5, 6])
@@ -300,7 +391,8 @@ def test_failed_acquire_evicts_nothing():
 @pytest.mark.rubric("atomic_failure")
 def test_slots_the_call_itself_pins_are_not_evictable():
     """Found by a blind solution: counting the request's own matched prefix as evictable
-    lets the check pass, then eviction runs, then the shortfall shows."""
+    lets the check pass, then eviction runs, then the shortfall shows.
+    Rule: Failure is atomic"""
     d = Driver(6)
     d.cache_seq([0, 1])
     d.cache_seq([7, 8])                      # free 2, cached 4
@@ -312,7 +404,24 @@ def test_slots_the_call_itself_pins_are_not_evictable():
 
 
 @pytest.mark.rubric("atomic_failure")
+def test_failed_acquire_is_not_a_use():
+    """Review: the match was touched before the pool check, so a failure reordered LRU.
+    Rule: Failure is atomic"""
+    d = Driver(6)
+    d.cache_seq([1, 1])
+    d.cache_seq([2, 2])                       # free 2, cached 4; [1, 1] least recently used
+    with pytest.raises(rc.OutOfSlots):
+        d.cache.acquire([1, 1, 5, 5, 5, 5, 5])  # pins [1, 1], needs 5 > 2 free + 2 evictable
+    lease, _, _ = d.acquire([3, 3, 3])        # one short: the least recently used goes
+    d.cache.abort(lease)
+    assert d.cached_len([2, 2]) == 2, (
+        "a failed acquire changes nothing, not even which prefix was used last: [1, 1] "
+        "was still the least recently used and had to go first")
+
+
+@pytest.mark.rubric("atomic_failure")
 def test_failed_extend_changes_nothing():
+    """Rule: Failure is atomic"""
     d = Driver(6)
     d.cache_seq([1, 2])
     lease, _, _ = d.acquire([3, 3, 3])
@@ -329,9 +438,11 @@ def test_failed_extend_changes_nothing():
     "init_zero", "init_negative", "acquire_empty", "acquire_str", "acquire_float",
     "extend_negative", "evict_negative", "commit_unknown", "release_unknown",
     "abort_unknown", "abort_twice", "commit_too_long", "commit_wrong_prompt",
-    "release_wrong_prompt", "extend_unknown",
+    "release_wrong_prompt", "extend_unknown", "release_too_long", "abort_released",
+    "release_released", "commit_released",
 ])
 def test_bad_input_raises_and_changes_nothing(call):
+    """Rule: Bad input"""
     if call == "init_zero":
         with pytest.raises(ValueError):
             rc.RadixCache(0)
@@ -346,6 +457,8 @@ def test_bad_input_raises_and_changes_nothing(call):
     d.extend(lease, [5])
     ended, _, _ = d.acquire([6, 6])
     d.cache.abort(ended)
+    released, _, _ = d.acquire([7, 7])
+    d.release(released)
     before = stats_ok(d.cache, 10)
     expect = {
         "acquire_empty": (ValueError, lambda: d.cache.acquire([])),
@@ -361,6 +474,10 @@ def test_bad_input_raises_and_changes_nothing(call):
         "commit_too_long": (ValueError, lambda: d.cache.commit(lease, [1, 2, 3, 4, 5, 6])),
         "commit_wrong_prompt": (ValueError, lambda: d.cache.commit(lease, [1, 9, 3, 4])),
         "release_wrong_prompt": (ValueError, lambda: d.cache.release(lease, [1, 2, 3, 7, 5])),
+        "release_too_long": (ValueError, lambda: d.cache.release(lease, [1, 2, 3, 4, 5, 6])),
+        "abort_released": (KeyError, lambda: d.cache.abort(released)),
+        "release_released": (KeyError, lambda: d.cache.release(released, [7, 7])),
+        "commit_released": (KeyError, lambda: d.cache.commit(released, [7, 7])),
     }[call]
     with pytest.raises(expect[0]):
         expect[1]()
@@ -373,6 +490,7 @@ def test_bad_input_raises_and_changes_nothing(call):
 
 @pytest.mark.rubric("dedup")
 def test_release_of_a_prefix_cached_meanwhile_frees_duplicates_once():
+    """Rules: Commit; Release and abort"""
     d = Driver(12)
     a, _, sa = d.acquire([1, 2, 3, 4])
     b, _, sb = d.acquire([1, 2, 3, 4, 5])
@@ -387,6 +505,7 @@ def test_release_of_a_prefix_cached_meanwhile_frees_duplicates_once():
 
 @pytest.mark.rubric("dedup")
 def test_commit_adopts_the_tree_slots_that_others_pin():
+    """Rule: Commit"""
     d = Driver(16)
     a, _, sa = d.acquire([1, 2, 3])
     b, _, sb = d.acquire([1, 2, 3])
@@ -406,6 +525,7 @@ def test_commit_adopts_the_tree_slots_that_others_pin():
 
 @pytest.mark.rubric("dedup")
 def test_commit_twice_is_idempotent():
+    """Rule: Commit"""
     d = Driver(12)
     a, _, _ = d.acquire([1, 2, 3])
     d.extend(a, [4])
