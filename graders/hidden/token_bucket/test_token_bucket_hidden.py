@@ -366,6 +366,26 @@ def test_long_wait_from_empty(cap, rate):
     assert outcome(b.admit("again", need, 0, 5.0 + wait))[0] == "admitted"
 
 
+@pytest.mark.rubric("wait_time")
+@pytest.mark.parametrize("rate", [0.1, 0.3, 1 / 3, 0.7])
+@pytest.mark.parametrize("start, used, need, dt", [
+    (0.0, 500, 600, 0.0), (12345.678, 999, 1000, 2.5), (987654.0, 1, 1000, 1 / 3)])
+def test_wait_is_at_most_a_microsecond_late_at_slow_rates(rate, start, used, need, dt):
+    """The prompt: the wait is "at most 1e-6 s late". At a slow rate a token margin is many
+    microseconds: 1e-6 tokens at 0.1 tokens/s is 1e-5 s."""
+    b = tb.TokenBucket(1000, rate, start)
+    assert outcome(b.admit("a", used, 0, start))[0] == "admitted"
+    model = Model(1000, rate, start)
+    model.admit("a", used, 0, start)
+    now = start + dt
+    exact = model.wait(need, now)
+    status, wait = outcome(b.admit("b", need, 0, now))
+    assert status == "wait" and wait <= exact + LATE, (
+        f"TokenBucket(1000, {rate!r}, {start!r}); admit('a', {used}, 0, {start!r}); "
+        f"admit('b', {need}, 0, {now!r}) must wait {float(exact)!r} s, at most 1e-6 s "
+        f"more; got {(status, wait)}")
+
+
 # ===================================================================== fail_fast
 
 @pytest.mark.rubric("fail_fast")
@@ -491,6 +511,47 @@ def test_every_admit_outcome_moves_the_clock(rate, gap, frac, kind):
 
 
 @pytest.mark.rubric("time_monotonic")
+def test_finish_and_available_move_the_clock():
+    """The clock is the latest now of any successful call: finish and available included."""
+    b = tb.TokenBucket(100, 1.0)
+    b.admit("a", 50, 0, 0.0)                 # 50 left at 0
+    b.finish("a", 0, 10.0)                   # clock 10: 60
+    got = b.available(5.0)
+    assert abs(got - 60.0) <= TOK, (
+        f"admit('a', 50, 0, 0.0); finish('a', 0, 10.0) moves the clock to 10, so "
+        f"available(5.0) reads the balance at 10: 60.0, got {got!r}")
+    b.admit("b", 60, 0, 10.0)                # empty at 10
+    b.available(20.0)                        # clock 20: 10
+    got = b.available(15.0)
+    assert abs(got - 10.0) <= TOK, (
+        f"available(20.0) moved the clock to 20, so available(15.0) reads 10.0, got {got!r}")
+
+
+@pytest.mark.rubric("time_monotonic")
+@pytest.mark.parametrize("first", ["available", "admit", "wait"])
+def test_a_call_before_start_is_handled_at_start(first):
+    """A new bucket's clock reads start: a call with an earlier now is handled at start."""
+    b = tb.TokenBucket(100, 1.0, 100.0)
+    if first == "available":
+        got = b.available(40.0)
+        assert abs(got - 100.0) <= TOK, f"TokenBucket(100, 1.0, 100.0).available(40.0) is full: {got!r}"
+    elif first == "admit":
+        assert outcome(b.admit("a", 70, 0, 40.0))[0] == "admitted"
+    else:
+        b.admit("a", 70, 0, 100.0)
+        status, wait = outcome(b.admit("b", 50, 0, 40.0))
+        assert status == "wait" and abs(wait - 80.0) <= late_slack(1.0), (
+            f"TokenBucket(100, 1.0, 100.0); admit('a', 70, 0, 100.0); admit('b', 50, 0, 40.0) "
+            f"waits 60 s until the clock (100) and 20 s of refill: 80.0, got {(status, wait)}")
+        return
+    got = b.available(100.0)
+    want = 100.0 if first == "available" else 30.0
+    assert abs(got - want) <= TOK, (
+        f"TokenBucket(100, 1.0, 100.0): a first {first} at now=40.0 is handled at start (100), "
+        f"so available(100.0) is {want}, got {got!r}")
+
+
+@pytest.mark.rubric("time_monotonic")
 @pytest.mark.parametrize("back", [0.5, 6.0, 1e4])
 @pytest.mark.parametrize("rate", [1.0, 1 / 3])
 def test_an_admit_with_an_earlier_now_is_charged_at_the_clock(back, rate):
@@ -541,6 +602,9 @@ def _bad_calls(rid_live: str, max_new_live: int, t_far: float):
         ("admit at -inf", lambda b: b.admit("x", 1, 1, -inf), te),
         ("admit at a bool time", lambda b: b.admit("x", 1, 1, True), te),
         ("admit at a str time", lambda b: b.admit("x", 1, 1, "5"), te),
+        ("oversize admit at NaN", lambda b: b.admit("x", 10**9, 0, nan), te),
+        ("oversize admit at +inf", lambda b: b.admit("x", 0, 10**9, inf), te),
+        ("oversize admit at a str time", lambda b: b.admit("x", 10**9, 1, "5"), te),
         ("admit of a live id", lambda b: b.admit(rid_live, 0, 0, t_far), (ValueError,)),
         ("admit of a live id (oversize)", lambda b: b.admit(rid_live, 10**9, 0, t_far),
          (ValueError,)),
@@ -560,7 +624,7 @@ def _bad_calls(rid_live: str, max_new_live: int, t_far: float):
 
 @pytest.mark.rubric("bad_input")
 @given(cap=st.sampled_from([10, 100, 1000]), rate=RATES, used=st.floats(0.05, 0.5),
-       max_new=st.integers(0, 5), picks=st.lists(st.integers(0, 22), min_size=1, max_size=6),
+       max_new=st.integers(0, 5), picks=st.lists(st.integers(0, 25), min_size=1, max_size=6),
        far=st.sampled_from([1.0, 50.0, 1e5]))
 def test_bad_calls_raise_and_change_nothing(cap, rate, used, max_new, picks, far):
     """Twin buckets get the same valid calls; one also gets bad calls, at a later now.
@@ -642,3 +706,7 @@ def test_valid_edge_values_are_accepted(t):
     b.finish("z", 0, t)
     assert outcome(b.admit("", 1, 0, t))[0] == "admitted"    # the empty string is an id
     b.finish("", 0, 7)                          # int now
+    b = tb.TokenBucket(10, 2)                   # an int rate is a positive finite number
+    b.admit("a", 10, 0, 0)
+    status, wait = outcome(b.admit("b", 4, 0, 0))
+    assert status == "wait" and abs(wait - 2.0) <= LATE, f"TokenBucket(10, 2): 4 tokens take 2 s, got {(status, wait)}"
