@@ -23,6 +23,7 @@ CLOSE = [("close", "a")]
 
 @pytest.mark.rubric("budget_includes_pending")
 def test_readme_example():
+    """Rules: The budget includes the pending write; One chunk pending at a time; Overflow"""
     b = bp.OutputBuffers(10)
     b.open("a")
     assert acts(b.on_output("a", b"hello")) == []
@@ -40,6 +41,7 @@ def test_readme_example():
 
 @pytest.mark.rubric("budget_includes_pending")
 def test_output_that_fills_the_budget_exactly_does_not_overflow():
+    """Rule: The budget includes the pending write"""
     b = bp.OutputBuffers(8)
     b.open("a")
     assert acts(b.on_output("a", b"12345")) == []
@@ -50,6 +52,7 @@ def test_output_that_fills_the_budget_exactly_does_not_overflow():
 
 @pytest.mark.rubric("budget_includes_pending")
 def test_pending_write_counts_against_the_budget():
+    """Rule: The budget includes the pending write"""
     b = bp.OutputBuffers(8)
     b.open("a")
     b.on_output("a", b"abcdef")
@@ -72,6 +75,7 @@ def test_acknowledged_bytes_free_the_budget():
 
 @pytest.mark.rubric("budget_includes_pending")
 def test_bad_input_raises_value_error():
+    """Rule: Bad input"""
     for budget in (0, -1, 2.5, "10"):
         with pytest.raises(ValueError):
             bp.OutputBuffers(budget)
@@ -92,6 +96,7 @@ def test_bad_input_raises_value_error():
 
 @pytest.mark.rubric("overflow_cancels")
 def test_output_larger_than_the_budget_overflows_at_once():
+    """Rule: Overflow"""
     b = bp.OutputBuffers(4)
     b.open("a")
     assert acts(b.on_output("a", b"12345")) == CANCEL_CLOSE
@@ -111,6 +116,7 @@ def test_overflow_touches_only_its_own_stream():
 
 @pytest.mark.rubric("cancel_once")
 def test_disconnect_cancels_an_unfinished_stream():
+    """Rule: Exactly one cancel per stream, ever"""
     b = bp.OutputBuffers(16)
     b.open("a")
     b.on_output("a", b"abc")
@@ -120,6 +126,7 @@ def test_disconnect_cancels_an_unfinished_stream():
 
 @pytest.mark.rubric("cancel_once")
 def test_disconnect_while_a_finished_stream_drains_does_not_cancel():
+    """Rule: Exactly one cancel per stream, ever"""
     b = bp.OutputBuffers(16)
     b.open("a")
     b.on_output("a", b"abc")
@@ -130,6 +137,7 @@ def test_disconnect_while_a_finished_stream_drains_does_not_cancel():
 
 @pytest.mark.rubric("late_output")
 def test_late_output_and_finish_after_a_disconnect_are_dropped():
+    """Rule: Late events are dropped silently"""
     b = bp.OutputBuffers(16)
     b.open("a")
     b.on_disconnect("a")
@@ -140,6 +148,7 @@ def test_late_output_and_finish_after_a_disconnect_are_dropped():
 
 @pytest.mark.rubric("ordered_delivery")
 def test_bytes_come_out_in_order_across_chunks():
+    """Rule: In order, nothing lost, nothing duplicated"""
     b = bp.OutputBuffers(100)
     b.open("a")
     for part in (b"The ", b"quick ", b"brown ", b"fox"):
@@ -157,6 +166,7 @@ def test_bytes_come_out_in_order_across_chunks():
 
 @pytest.mark.rubric("ordered_delivery")
 def test_partial_acknowledgement_does_not_resend():
+    """Rules: Partial acknowledgements; One chunk pending at a time"""
     b = bp.OutputBuffers(100)
     b.open("a")
     b.on_output("a", b"0123456789")
@@ -170,6 +180,7 @@ def test_partial_acknowledgement_does_not_resend():
 
 @pytest.mark.rubric("close_after_drain")
 def test_finished_stream_closes_when_the_last_byte_is_acknowledged():
+    """Rule: Close after drain"""
     b = bp.OutputBuffers(100)
     b.open("a")
     b.on_output("a", b"abcdef")
@@ -182,6 +193,7 @@ def test_finished_stream_closes_when_the_last_byte_is_acknowledged():
 
 @pytest.mark.rubric("close_after_drain")
 def test_finish_of_a_drained_stream_closes_at_once():
+    """Rule: Close after drain"""
     b = bp.OutputBuffers(100)
     b.open("a")
     assert acts(b.on_finish("a")) == CLOSE
@@ -189,6 +201,7 @@ def test_finish_of_a_drained_stream_closes_at_once():
 
 @pytest.mark.rubric("late_output")
 def test_ended_stream_id_can_be_opened_again():
+    """Rule: Every stream ends with exactly one close"""
     b = bp.OutputBuffers(10)
     b.open("a")
     b.on_output("a", b"old")
@@ -201,6 +214,7 @@ def test_ended_stream_id_can_be_opened_again():
 
 @pytest.mark.rubric("slow_client_isolation")
 def test_server_streams_to_two_clients():
+    """Rules: One line, one stream; One engine loop; Disconnects and closes"""
     prompts = {"alice": b"alice 50 32", "bob": b"bob 80 17"}
     # The scenario (graders/support/backpressure.py: play_scenario) starts StreamServer on
     # 127.0.0.1, plays these steps as the clients and reports what they saw.
@@ -225,6 +239,7 @@ def test_server_streams_to_two_clients():
 
 @pytest.mark.rubric("no_leak")
 def test_closed_streams_leave_nothing_behind():
+    """Rule: Every stream ends with exactly one close"""
     b = bp.OutputBuffers(8)
     if not isolated():
         # measured next to your implementation: deep size before and after 2000 ended streams

@@ -21,6 +21,7 @@ def pushes(d, groups):
 
 @pytest.mark.rubric("stream_equals_whole")
 def test_prompt_example_stream():
+    """Rules: The whole-output reference; Hold back as little as possible; After a stop"""
     d = sd.StreamDetokenizer(VOCAB, ["</s>"])
     got = pushes(d, [[0], [1, 2], [6], [7], [3], [4], [5]])
     assert got == ["Hello", " world", "", "€", "", "", ""], (
@@ -32,6 +33,7 @@ def test_prompt_example_stream():
 
 @pytest.mark.rubric("stream_equals_whole")
 def test_finish_flushes_held_text_and_dangling_bytes():
+    """Rule: The whole-output reference"""
     d = sd.StreamDetokenizer(VOCAB, ["</s>"])
     got = pushes(d, [[0, 3], [8], [6]])
     assert got == ["Hello", "<!", ""], f"pushes [0, 3], [8], [6] returned {got}"
@@ -46,6 +48,7 @@ def test_finish_flushes_held_text_and_dangling_bytes():
 
 @pytest.mark.rubric("stream_equals_whole")
 def test_any_grouping_gives_the_whole_output():
+    """Rule: The whole-output reference"""
     ids = [0, 1, 2, 6, 7, 8, 3, 4, 8, 3, 4, 5, 0]
     want = "Hello world€!</s!"
     for size in (1, 2, 3, len(ids)):
@@ -112,6 +115,7 @@ def test_stop_with_multibyte_characters_split_across_tokens():
 
 @pytest.mark.rubric("minimal_holdback")
 def test_only_a_possible_stop_start_is_held():
+    """Rule: Hold back as little as possible"""
     d = sd.StreamDetokenizer(VOCAB, ["</s>"])
     assert d.push([0, 3]) == "Hello", "'<' may begin '</s>': hold it, send the rest"
     assert d.push([8]) == "<!", "'<!' cannot begin '</s>' any more: send it at once"
@@ -119,6 +123,7 @@ def test_only_a_possible_stop_start_is_held():
 
 @pytest.mark.rubric("minimal_holdback")
 def test_no_fixed_window_holdback():
+    """Rule: Hold back as little as possible"""
     d = sd.StreamDetokenizer([b"abc", b"de"], ["\n\nUser:"])
     assert d.push([0]) == "abc", (
         "nothing in 'abc' can begin the stop '\\n\\nUser:': hold back nothing "
@@ -127,6 +132,7 @@ def test_no_fixed_window_holdback():
 
 @pytest.mark.rubric("minimal_holdback")
 def test_include_stop_holds_nothing_back():
+    """Rule: Hold back as little as possible"""
     d = sd.StreamDetokenizer(VOCAB, ["</s>"], include_stop=True)
     assert d.push([0, 3]) == "Hello<", "with include_stop=True the stop is sent anyway"
 
@@ -155,6 +161,7 @@ def test_include_stop_keeps_the_stop():
 
 @pytest.mark.rubric("errors")
 def test_empty_stop_string_is_rejected():
+    """Rule: Errors"""
     with pytest.raises(ValueError):
         sd.StreamDetokenizer(VOCAB, ["</s>", ""])
 
@@ -162,6 +169,7 @@ def test_empty_stop_string_is_rejected():
 @pytest.mark.rubric("errors")
 @pytest.mark.parametrize("bad", [9, -1, 100])
 def test_bad_token_id_raises_and_changes_nothing(bad):
+    """Rule: Errors"""
     d = sd.StreamDetokenizer(VOCAB, ["</s>"])
     out = d.push([0, 6])
     with pytest.raises(ValueError):
@@ -174,6 +182,7 @@ def test_bad_token_id_raises_and_changes_nothing(bad):
 
 @pytest.mark.rubric("errors")
 def test_push_after_finish_raises():
+    """Rule: Errors"""
     d = sd.StreamDetokenizer(VOCAB)
     d.push([0])
     d.finish()
@@ -185,6 +194,7 @@ def test_push_after_finish_raises():
 
 @pytest.mark.rubric("linear_time")
 def test_fifty_thousand_tokens_stream_in_linear_time():
+    """Rule: Linear time"""
     ok, what = timing.growth()
     assert ok, (f"pushing 50k tokens one at a time must take at most {timing.LIMIT:g} times "
                 f"the reference's CPU time on the same stream (linear time): {what}")

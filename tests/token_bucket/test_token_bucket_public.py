@@ -25,6 +25,7 @@ def close(a, b, tol=TOK):
 
 @pytest.mark.rubric("reserve_refund")
 def test_prompt_example():
+    """Rules: Balance; Reserve; Refund"""
     b = tb.TokenBucket(capacity=100, refill_per_s=10.0)
     assert outcome(b.admit("a", 30, 50, now=0.0)) == ("admitted", 0.0)
     assert close(b.available(0.0), 20.0), f"admitting 30 + 50 from 100 leaves 20, got {b.available(0.0)}"
@@ -40,6 +41,7 @@ def test_prompt_example():
 
 @pytest.mark.rubric("reserve_refund")
 def test_admission_reserves_the_worst_case():
+    """Rule: Reserve"""
     b = tb.TokenBucket(1000, 1.0)
     assert outcome(b.admit("r", 100, 400, 0.0))[0] == "admitted"
     assert close(b.available(0.0), 500.0), (
@@ -48,6 +50,7 @@ def test_admission_reserves_the_worst_case():
 
 @pytest.mark.rubric("reserve_refund")
 def test_finish_refunds_the_unused_part_once():
+    """Rule: Refund"""
     b = tb.TokenBucket(1000, 1.0)
     b.admit("r", 100, 400, 0.0)
     b.finish("r", 150, 0.0)
@@ -80,6 +83,7 @@ def test_id_can_be_reused_after_finish():
 
 @pytest.mark.rubric("fail_fast")
 def test_larger_than_capacity_is_rejected_even_when_full():
+    """Rules: Fail fast; Wait and reject reserve nothing"""
     b = tb.TokenBucket(100, 1.0)
     assert outcome(b.admit("big", 60, 41, 0.0)) == ("rejected", math.inf), (
         "need 101 > capacity 100 can never fit: ('rejected', inf)")
@@ -90,6 +94,7 @@ def test_larger_than_capacity_is_rejected_even_when_full():
 
 @pytest.mark.rubric("fail_fast")
 def test_exactly_capacity_waits_rather_than_rejected():
+    """Rule: Fail fast"""
     b = tb.TokenBucket(100, 4.0)
     b.admit("a", 1, 0, 0.0)
     status, wait = outcome(b.admit("b", 50, 50, 0.0))
@@ -101,6 +106,7 @@ def test_exactly_capacity_waits_rather_than_rejected():
 
 @pytest.mark.rubric("wait_time")
 def test_wait_is_exact_for_the_example():
+    """Rules: Wait; Wait and reject reserve nothing"""
     b = tb.TokenBucket(100, 10.0)
     b.admit("a", 30, 50, 0.0)
     status, wait = outcome(b.admit("b", 40, 10, 1.0))
@@ -116,6 +122,7 @@ def test_wait_is_exact_for_the_example():
        used=st.integers(1, 99), need=st.integers(1, 100),
        now=st.floats(0, 1000, allow_nan=False).map(lambda x: round(x, 3)))
 def test_wait_is_never_early(rate, used, need, now):
+    """Rule: Wait"""
     b = tb.TokenBucket(100, rate)
     b.admit("a", used, 0, 0.0)
     b.available(now)
@@ -136,6 +143,7 @@ def test_wait_is_never_early(rate, used, need, now):
 
 @pytest.mark.rubric("wait_time")
 def test_wait_counts_from_the_now_passed():
+    """Rules: Wait; Time never runs backwards"""
     b = tb.TokenBucket(100, 10.0)
     b.admit("a", 90, 0, 5.0)           # clock 5, balance 10
     status, wait = outcome(b.admit("b", 30, 0, 3.0))   # earlier now: acts at the clock
@@ -155,6 +163,7 @@ def test_prompt_example_earlier_read():
 
 @pytest.mark.rubric("time_monotonic")
 def test_earlier_now_mints_and_destroys_nothing():
+    """Rule: Time never runs backwards"""
     b = tb.TokenBucket(100, 1.0)
     b.admit("a", 50, 0, 10.0)          # balance 50 at 10
     assert close(b.available(4.0), 50.0), f"read at the clock (10): 50, got {b.available(4.0)}"
@@ -171,6 +180,7 @@ def test_earlier_now_mints_and_destroys_nothing():
                           st.integers(0, 60), st.sampled_from([0.0, 0.05, 0.5, 3.0]),
                           st.booleans()), max_size=30))
 def test_balance_stays_within_limits_and_tokens_are_conserved(steps):
+    """Rules: Tokens are conserved; Balance in range; Used plus reserved"""
     cap, rate = 100, 2.5
     b = tb.TokenBucket(cap, rate)
     now, used, reserved, live = 0.0, 0, 0, {}
@@ -200,6 +210,7 @@ def test_balance_stays_within_limits_and_tokens_are_conserved(steps):
 
 @pytest.mark.rubric("bad_input")
 def test_bad_constructor_arguments():
+    """Rule: Bad input"""
     for args in [(0, 1.0), (-5, 1.0), (10.5, 1.0), (True, 1.0), (10, 0.0), (10, -1.0),
                  (10, math.inf), (10, math.nan), (10, 1.0, math.nan)]:
         with pytest.raises((TypeError, ValueError)):
@@ -208,7 +219,10 @@ def test_bad_constructor_arguments():
 
 @pytest.mark.rubric("bad_input")
 def test_bad_calls_raise_and_change_nothing():
-    """Twin buckets get the same good calls; one also gets bad ones. They must agree."""
+    """Twin buckets get the same good calls; one also gets bad ones. They must agree.
+
+    Rule: Bad input
+    """
     a, b = tb.TokenBucket(100, 1.0), tb.TokenBucket(100, 1.0)
     for x in (a, b):
         x.admit("a", 10, 20, 0.0)
@@ -236,7 +250,10 @@ def test_bad_calls_raise_and_change_nothing():
 @pytest.mark.rubric("your_bound_test")
 def test_your_bound_test_fails_on_a_broken_bucket(request):
     """Runs your test file in a separate process against a bucket that refunds generated
-    tokens (handed to it as the module kata_impl("token_bucket") returns)."""
+    tokens (handed to it as the module kata_impl("token_bucket") returns).
+
+    Rule: Fails on every breaker
+    """
     path = bound_test_file()
     assert path.is_file(), f"your bound test {path} is missing"
     broken = Path(__file__).with_name("broken_refund_used.py")

@@ -19,6 +19,14 @@ STEPS = settings(stateful_step_count=30, max_examples=max(10, settings.default.m
 
 
 def _machine(item: str) -> type:
+    """One stateful machine per rubric item; each checks its item's rules after every step
+    against a byte-level model (model.py).
+
+    Rules: The budget includes the pending write; One chunk pending at a time
+    Rules: Partial acknowledgements; Overflow; Exactly one cancel per stream, ever
+    Rules: Late events are dropped silently; In order, nothing lost, nothing duplicated
+    Rules: Close after drain; Every stream ends with exactly one close
+    """
     cls = STEPS(type(f"Machine_{item}", (BuffersMachine,), {"OWN": frozenset({item})}))
     return pytest.mark.rubric(item)(cls.TestCase)
 
@@ -40,6 +48,7 @@ def acts(actions):
 
 @pytest.mark.rubric("budget_includes_pending")
 def test_partial_ack_frees_exactly_the_acknowledged_bytes():
+    """Rules: The budget includes the pending write; Partial acknowledgements"""
     b = bp.OutputBuffers(10)
     b.open("s")
     b.on_output("s", b"0123456789")
@@ -53,6 +62,7 @@ def test_partial_ack_frees_exactly_the_acknowledged_bytes():
 
 @pytest.mark.rubric("budget_includes_pending")
 def test_second_next_write_while_pending_returns_nothing():
+    """Rule: One chunk pending at a time"""
     b = bp.OutputBuffers(6)
     b.open("s")
     b.on_output("s", b"abcdef")
@@ -65,6 +75,7 @@ def test_second_next_write_while_pending_returns_nothing():
 
 @pytest.mark.rubric("budget_includes_pending")
 def test_budget_one_byte():
+    """Rule: The budget includes the pending write"""
     b = bp.OutputBuffers(1)
     b.open("s")
     assert acts(b.on_output("s", b"x")) == []
@@ -74,7 +85,24 @@ def test_budget_one_byte():
 
 
 @pytest.mark.rubric("budget_includes_pending")
+def test_max_bytes_is_checked_whatever_the_id():
+    """Rule 10: next_write checks max_bytes first, for any id; write_done checks n against
+    the pending bytes only for an open stream (any other id: [], rule 6).
+
+    Rules: Bad input; Late events are dropped silently
+    """
+    b = bp.OutputBuffers(4)
+    for sid in ("ghost", "s"):
+        with pytest.raises(ValueError):
+            b.next_write(sid, 0)
+        b.open("s")
+        b.on_output("s", b"12345")                      # overflow: "s" ends
+    assert acts(b.write_done("s", 3)) == [] and acts(b.write_done("ghost", 1)) == []
+
+
+@pytest.mark.rubric("budget_includes_pending")
 def test_bool_budget_is_rejected():
+    """Rule: Bad input"""
     with pytest.raises(ValueError):
         bp.OutputBuffers(True)
 
@@ -84,6 +112,7 @@ def test_bool_budget_is_rejected():
 
 @pytest.mark.rubric("overflow_cancels")
 def test_overflow_with_a_pending_chunk_drops_everything():
+    """Rule: Overflow"""
     b = bp.OutputBuffers(8)
     b.open("s")
     b.on_output("s", b"abcd")
@@ -100,6 +129,7 @@ def test_overflow_with_a_pending_chunk_drops_everything():
 
 @pytest.mark.rubric("cancel_once")
 def test_overflow_then_disconnect_cancels_once():
+    """Rule: Exactly one cancel per stream, ever"""
     b = bp.OutputBuffers(4)
     b.open("s")
     first = acts(b.on_output("s", b"12345"))
@@ -110,6 +140,7 @@ def test_overflow_then_disconnect_cancels_once():
 
 @pytest.mark.rubric("cancel_once")
 def test_finished_and_drained_stream_never_cancels():
+    """Rules: Exactly one cancel per stream, ever; Every stream ends with exactly one close"""
     b = bp.OutputBuffers(4)
     b.open("s")
     b.on_output("s", b"ab")
@@ -123,6 +154,7 @@ def test_finished_and_drained_stream_never_cancels():
 
 @pytest.mark.rubric("cancel_once")
 def test_reused_id_can_be_cancelled_again():
+    """Rules: Exactly one cancel per stream, ever; Every stream ends with exactly one close"""
     b = bp.OutputBuffers(4)
     b.open("s")
     assert acts(b.on_disconnect("s")) == [("cancel", "s"), ("close", "s")]
@@ -136,6 +168,7 @@ def test_reused_id_can_be_cancelled_again():
 
 @pytest.mark.rubric("late_output")
 def test_late_finish_after_overflow_and_reuse():
+    """Rules: Late events are dropped silently; Every stream ends with exactly one close"""
     b = bp.OutputBuffers(4)
     b.open("s")
     b.on_output("s", b"12345")
@@ -150,6 +183,7 @@ def test_late_finish_after_overflow_and_reuse():
 
 @pytest.mark.rubric("late_output")
 def test_never_opened_id_is_ignored():
+    """Rule: Late events are dropped silently"""
     b = bp.OutputBuffers(4)
     assert acts(b.on_output("ghost", b"x")) == []
     assert acts(b.on_finish("ghost")) == []
@@ -163,6 +197,7 @@ def test_never_opened_id_is_ignored():
 
 @pytest.mark.rubric("ordered_delivery")
 def test_many_small_outputs_through_tiny_chunks_and_partial_acks():
+    """Rules: In order, nothing lost, nothing duplicated; Partial acknowledgements"""
     b = bp.OutputBuffers(1000)
     b.open("s")
     want = bytes(i % 251 for i in range(600))
@@ -186,6 +221,7 @@ def test_many_small_outputs_through_tiny_chunks_and_partial_acks():
 
 @pytest.mark.rubric("ordered_delivery")
 def test_failed_open_keeps_the_stream():
+    """Rule: Bad input"""
     b = bp.OutputBuffers(10)
     b.open("s")
     b.on_output("s", b"abc")
@@ -199,6 +235,7 @@ def test_failed_open_keeps_the_stream():
 
 @pytest.mark.rubric("close_after_drain")
 def test_finish_with_only_a_pending_chunk_waits_for_the_ack():
+    """Rule: Close after drain"""
     b = bp.OutputBuffers(10)
     b.open("s")
     b.on_output("s", b"abc")
@@ -211,6 +248,7 @@ def test_finish_with_only_a_pending_chunk_waits_for_the_ack():
 
 @pytest.mark.rubric("close_after_drain")
 def test_finish_with_queued_bytes_closes_after_they_are_written():
+    """Rule: Close after drain"""
     b = bp.OutputBuffers(10)
     b.open("s")
     b.on_output("s", b"abcd")
@@ -233,6 +271,7 @@ GROWTH_BOUND = 512 << 10   # a tombstone per ended stream grows it by about 3 Mi
 
 @pytest.mark.rubric("no_leak")
 def test_memory_does_not_grow_with_ended_streams():
+    """Rule: Every stream ends with exactly one close"""
     b = bp.OutputBuffers(16)
     if not isolated():
         _, small, large = measure(support.churn_sizes, b, [[0, 400], [400, 8400]])
@@ -254,6 +293,7 @@ def test_memory_does_not_grow_with_ended_streams():
 
 @pytest.mark.rubric("no_leak")
 def test_buffers_of_ended_streams_are_released():
+    """Rule: Every stream ends with exactly one close"""
     b = bp.OutputBuffers(1 << 20)
     if not isolated():
         empty, holding, after = measure(support.big_streams_sizes, b, 50, 100_000, 1 << 20)
@@ -281,6 +321,7 @@ EVENT_ROUNDS, OTHER_STREAMS = 300, 10_000
 
 @pytest.mark.rubric("no_leak")
 def test_work_per_call_does_not_grow_with_other_streams():
+    """Rule: Every stream ends with exactly one close"""
     if not isolated():
         few, many = bp.OutputBuffers(64), bp.OutputBuffers(64)
         measure(support.open_streams, few, 10, b"queued")

@@ -36,6 +36,7 @@ def _stopped(obs: dict) -> None:
 
 @pytest.mark.rubric("slow_client_isolation")
 def test_client_that_stops_reading_is_cancelled_while_fast_clients_finish():
+    """Rules: The engine loop never waits on a client; One engine loop; Late tokens"""
     slow_tokens = (2 * kernel_buffer_bound() + 8 * BUDGET) // 16384 + 1
     slow_prompt = f"slow {slow_tokens} 16384".encode()
     fast_prompts = {
@@ -96,6 +97,7 @@ def test_client_that_stops_reading_is_cancelled_while_fast_clients_finish():
 
 @pytest.mark.rubric("slow_client_isolation")
 def test_disconnect_in_the_middle_cancels_once():
+    """Rules: Disconnects and closes; Late tokens"""
     big_budget = 256 << 20   # overflow cannot be what cancels it
     plan = Plan()
     plan.add("connect", "other", b"other 300 64", None)
@@ -131,6 +133,7 @@ def test_disconnect_in_the_middle_cancels_once():
 
 @pytest.mark.rubric("slow_client_isolation")
 def test_disconnect_after_the_generation_finished_does_not_cancel():
+    """Rule: Disconnects and closes"""
     total = 2 * kernel_buffer_bound()
     tokens = total // 65536 + 1
     prompt = f"done {tokens} 65536".encode()
@@ -155,6 +158,7 @@ def test_disconnect_after_the_generation_finished_does_not_cancel():
 
 @pytest.mark.rubric("slow_client_isolation")
 def test_many_clients_in_parallel_get_exact_output():
+    """Rules: One line, one stream; One engine loop; Disconnects and closes"""
     prompts = {f"c{i}": f"c{i} {50 + 37 * i} {1 + (i * 29) % 300}".encode() for i in range(12)}
     plan = Plan()
     for name, p in prompts.items():

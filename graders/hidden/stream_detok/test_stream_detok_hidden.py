@@ -43,6 +43,7 @@ def all_splits(data: bytes):
     b"\xef\xbf\xbd\x80",
 ], ids=lambda b: b.hex())
 def test_every_split_of_tricky_bytes(raw):
+    """Rules: The whole-output reference; Hold back as little as possible"""
     want = raw.decode("utf-8", errors="replace")
     for vocab, ids in all_splits(raw):
         trace = helpers.run(sd, vocab, [[i] for i in ids])
@@ -54,6 +55,7 @@ def test_every_split_of_tricky_bytes(raw):
 
 @pytest.mark.rubric("utf8_incremental")
 def test_agrees_with_tokenizers_decode_stream():
+    """Rule: The whole-output reference"""
     tokenizers = pytest.importorskip(
         "tokenizers", reason="the differential check against tokenizers' DecodeStream needs "
         "the tokenizers library (pip install tokenizers)")
@@ -88,6 +90,7 @@ def test_agrees_with_tokenizers_decode_stream():
 @pytest.mark.rubric("utf8_incremental")
 @given(case=S.cases(with_stops=False))
 def test_text_without_stops_is_every_complete_character(case):
+    """Rules: The whole-output reference; Hold back as little as possible"""
     trace = run_case(case)
     helpers.check_holdback(trace)
     helpers.check_equals_whole(trace)
@@ -96,6 +99,7 @@ def test_text_without_stops_is_every_complete_character(case):
 @pytest.mark.rubric("utf8_incremental")
 @given(case=S.bpe_cases(with_stops=False))
 def test_random_bpe_ids_decode_like_the_whole_output(case):
+    """Rules: The whole-output reference; Hold back as little as possible"""
     trace = run_case(case)
     helpers.check_holdback(trace)
     helpers.check_equals_whole(trace)
@@ -111,6 +115,7 @@ def test_random_bpe_ids_decode_like_the_whole_output(case):
     ("<<</s", ["</s>", "<<<!"]),
 ], ids=["ascii", "euro_inside", "repeated_prefix", "emoji", "never_completes"])
 def test_every_split_with_a_stop(text, stops):
+    """Rule: The whole-output reference"""
     raw = text.encode()
     for include in (False, True):
         for vocab, ids in all_splits(raw):
@@ -120,6 +125,7 @@ def test_every_split_with_a_stop(text, stops):
 
 @pytest.mark.rubric("stop_across_tokens")
 def test_stop_longer_than_any_token_across_many_pushes():
+    """Rule: The whole-output reference"""
     stop = "\n\nUser:"
     text = "Sure.\n\nUse it\n\nUser: more"
     vocab = [bytes([b]) for b in text.encode()]
@@ -130,12 +136,14 @@ def test_stop_longer_than_any_token_across_many_pushes():
 @pytest.mark.rubric("stop_across_tokens")
 @given(case=S.cases(plant_stop=True, bad_bytes=False))
 def test_planted_stop_split_anywhere_is_cut(case):
+    """Rule: The whole-output reference"""
     helpers.check_equals_whole(run_case(case))
 
 
 @pytest.mark.rubric("stop_across_tokens")
 @given(case=S.bpe_cases())
 def test_random_bpe_ids_with_stops(case):
+    """Rule: The whole-output reference"""
     helpers.check_equals_whole(run_case(case))
 
 # -- minimal_holdback ------------------------------------------------------------------
@@ -151,6 +159,7 @@ def test_random_bpe_ids_with_stops(case):
     ("ab€", ["€x", "b"], "a"),
 ], ids=["longest", "two_stops", "chat", "middle", "one_char", "completed", "euro"])
 def test_hold_back_the_longest_stop_prefix(text, stops, sent):
+    """Rule: Hold back as little as possible"""
     d = sd.StreamDetokenizer([text.encode()], stops)
     got = d.push([0])
     assert got == sent, f"text {text!r}, stops {stops}: expected {sent!r} sent, got {got!r}"
@@ -159,18 +168,21 @@ def test_hold_back_the_longest_stop_prefix(text, stops, sent):
 @pytest.mark.rubric("minimal_holdback")
 @given(case=S.cases())
 def test_after_every_push_exactly_the_safe_text_is_sent(case):
+    """Rules: Hold back as little as possible; Nothing is taken back"""
     helpers.check_holdback(run_case(case))
 
 
 @pytest.mark.rubric("minimal_holdback")
 @given(case=S.cases(include=True))
 def test_include_stop_holds_back_only_unfinished_characters(case):
+    """Rule: Hold back as little as possible"""
     helpers.check_holdback(run_case(case))
 
 
 @pytest.mark.rubric("minimal_holdback")
 @given(case=S.bpe_cases())
 def test_bpe_holdback(case):
+    """Rules: Hold back as little as possible; Nothing is taken back"""
     helpers.check_holdback(run_case(case))
 
 # -- earliest_stop ---------------------------------------------------------------------
@@ -187,6 +199,7 @@ def test_bpe_holdback(case):
 ], ids=["list_order", "end_not_start", "end_not_start_incl", "tie", "tie_incl", "dups",
         "euro"])
 def test_which_stop_wins(text, stops, include, out, matched):
+    """Rules: The whole-output reference; After a stop"""
     for vocab, ids in ([[text.encode()], [0]], [[bytes([b]) for b in text.encode()], None]):
         ids = ids if ids is not None else list(range(len(vocab)))
         d = sd.StreamDetokenizer(vocab, stops, include)
@@ -201,6 +214,7 @@ def test_which_stop_wins(text, stops, include, out, matched):
 @pytest.mark.rubric("earliest_stop")
 @given(case=S.nested_stop_cases())
 def test_nested_stops_first_to_complete_wins(case):
+    """Rule: The whole-output reference"""
     helpers.check_equals_whole(run_case(case))
 
 
@@ -208,6 +222,7 @@ def test_nested_stops_first_to_complete_wins(case):
 @given(case=S.cases(plant_stop=True, bad_bytes=False,
                     text=S.texts(max_size=16, chars=["a", "b", "c", "€"])))
 def test_first_to_complete_wins_in_any_grouping(case):
+    """Rule: The whole-output reference"""
     trace = run_case(case)
     helpers.check_equals_whole(trace)
 
@@ -215,6 +230,7 @@ def test_first_to_complete_wins_in_any_grouping(case):
 
 @pytest.mark.rubric("stream_equals_whole")
 def test_stop_completed_by_the_finish_flush():
+    """Rules: The whole-output reference; After a stop"""
     d = sd.StreamDetokenizer([b"a", b"\xe2\x82"], ["a\ufffd"])
     assert d.push([0, 1]) == ""
     assert d.finish() == "", "the flushed U+FFFD completes the stop 'a\\ufffd'"
@@ -223,6 +239,7 @@ def test_stop_completed_by_the_finish_flush():
 
 @pytest.mark.rubric("stream_equals_whole")
 def test_finish_returns_the_held_stop_prefix_and_pending_bytes():
+    """Rule: The whole-output reference"""
     d = sd.StreamDetokenizer([b"ok </", b"\xf0\x9f\x99"], ["</s>"])
     first = d.push([0])
     mid = d.push([1])
@@ -234,6 +251,7 @@ def test_finish_returns_the_held_stop_prefix_and_pending_bytes():
 
 @pytest.mark.rubric("stream_equals_whole")
 def test_long_bpe_stream_with_chat_stops():
+    """Rule: The whole-output reference"""
     text = corpus()
     ids = greedy_encode(text)
     vocab = load_vocab()
@@ -246,12 +264,14 @@ def test_long_bpe_stream_with_chat_stops():
 @pytest.mark.rubric("stream_equals_whole")
 @given(case=S.cases())
 def test_stream_equals_whole_output(case):
+    """Rule: The whole-output reference"""
     helpers.check_equals_whole(run_case(case))
 
 
 @pytest.mark.rubric("stream_equals_whole")
 @given(case=S.cases(plant_stop=True, bad_bytes=False), extra=st.lists(st.integers(0, 2), max_size=3))
 def test_nothing_after_a_stop(case, extra):
+    """Rule: After a stop"""
     d = sd.StreamDetokenizer(case.vocab, case.stops, case.include)
     got = "".join(d.push(g) for g in case.groups)
     assert d.stopped, f"a stop was planted in {case!r}"
@@ -266,7 +286,10 @@ def test_nothing_after_a_stop(case, extra):
 
 class StreamMachine(RuleBasedStateMachine):
     """Push token groups over a fixed splitting vocabulary; after every step the text sent is
-    a prefix of what every continuation must produce, and at the end equals the reference."""
+    a prefix of what every continuation must produce, and at the end equals the reference.
+
+    Rules: Nothing is taken back; The whole-output reference
+    """
 
     VOCAB = [b"<", b"/s", b">", b"a", b"</", b"s><", b"\xe2", b"\x82\xac", b"\xe2\x82", b"\xac<",
              b"\xff", b"\xf0\x9f", b"\x99\x82", b"b\xe2"]
@@ -321,12 +344,14 @@ TestStreamMachine = pytest.mark.rubric("stream_equals_whole")(StreamMachine.Test
 @pytest.mark.rubric("errors")
 @pytest.mark.parametrize("stops", [[""], ["</s>", ""], ["", "a"]])
 def test_empty_stop_rejected(stops):
+    """Rule: Errors"""
     with pytest.raises(ValueError):
         sd.StreamDetokenizer([b"a"], stops)
 
 
 @pytest.mark.rubric("errors")
 def test_calls_after_finish_raise_even_after_a_stop():
+    """Rule: Errors"""
     d = sd.StreamDetokenizer([b"a", b"b"], ["b"])
     assert d.push([0, 1]) == "a"
     assert d.finish() == ""
@@ -337,9 +362,26 @@ def test_calls_after_finish_raise_even_after_a_stop():
 
 
 @pytest.mark.rubric("errors")
+def test_errors_come_first_in_a_fixed_order():
+    """Rule 5: push after finish is a RuntimeError whatever its ids; before finish a bad id
+    is a ValueError even after a stop (and changes nothing).
+
+    Rule: Errors
+    """
+    d = sd.StreamDetokenizer([b"a", b"b"], ["b"])
+    assert d.push([0, 1]) == "a" and d.stopped
+    with pytest.raises(ValueError):
+        d.push([2])
+    assert d.push([0]) == "" and d.finish() == ""
+    with pytest.raises(RuntimeError):
+        d.push([2])
+
+
+@pytest.mark.rubric("errors")
 @given(case=S.cases(), where=st.integers(0, 50), bad=st.sampled_from([-1, -2, 0, 10**6]),
        pos=st.integers(0, 5))
 def test_bad_push_changes_nothing(case, where, bad, pos):
+    """Rule: Errors"""
     bad = len(case.vocab) if bad == 0 else bad
     where = min(where, len(case.groups))
     d = sd.StreamDetokenizer(case.vocab, case.stops, case.include)
@@ -361,6 +403,7 @@ def test_bad_push_changes_nothing(case, where, bad, pos):
 
 @pytest.mark.rubric("linear_time")
 def test_linear_time_with_long_stops_and_multi_token_pushes():
+    """Rule: Linear time"""
     # the public workload with long stop strings that are often half-matched
     stops = ["<|" + "Use" * 8 + "|>", "\n\n" + "ab" * 10 + "!"]
 

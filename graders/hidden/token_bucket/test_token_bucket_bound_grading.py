@@ -43,6 +43,9 @@ def _target_file(name: str) -> Path:
 @pytest.mark.rubric("your_bound_test")
 @pytest.mark.parametrize("target", candidate_tests.shuffled([REFERENCE, *BOUND_BREAKERS]))
 def test_your_bound_test_on_target(target: str) -> None:
+    """Rules: Write a property test; One file beside the bucket
+    Rules: Passes on a correct bucket; Fails on every breaker
+    """
     path = bound_test_file()
     assert path.is_file(), (
         f"no bound test found at {path}: the item your_bound_test needs your completed "

@@ -40,7 +40,10 @@ def late_slack(rate: float) -> float:
 # ===================================================================== reserve_refund
 
 class ReserveRefundMachine(RuleBasedStateMachine):
-    """Forward time only; the balance must match the exact model after every call."""
+    """Forward time only; the balance must match the exact model after every call.
+
+    Rules: Balance; Reserve; Refund; Wait and reject reserve nothing
+    """
 
     @initialize(cap=CAPACITIES, rate=RATES, start=STARTS)
     def setup(self, cap: int, rate: float, start: float) -> None:
@@ -115,6 +118,7 @@ TestReserveRefund = pytest.mark.rubric("reserve_refund")(ReserveRefundMachine.Te
 @pytest.mark.rubric("reserve_refund")
 @given(cap=CAPACITIES.filter(lambda c: c > 1), share=SHARE, part=GEN_PART)
 def test_refund_is_exact_and_once(cap, share, part):
+    """Rule: Refund"""
     b = tb.TokenBucket(cap, 1.0)
     prompt, max_new = split(cap - 1, share)
     assert outcome(b.admit("r", prompt, max_new, 0.0))[0] == "admitted"
@@ -137,7 +141,10 @@ def test_refund_is_exact_and_once(cap, share, part):
 # ===================================================================== conservation
 
 class ConservationMachine(RuleBasedStateMachine):
-    """Time moves forward (often in tiny steps) and back; the three bounds must hold."""
+    """Time moves forward (often in tiny steps) and back; the three bounds must hold.
+
+    Rules: Tokens are conserved; Balance in range; Used plus reserved; Window bound
+    """
 
     @initialize(cap=CAPACITIES, rate=RATES, start=STARTS)
     def setup(self, cap: int, rate: float, start: float) -> None:
@@ -240,6 +247,7 @@ TestConservation = pytest.mark.rubric("conservation")(ConservationMachine.TestCa
 @given(cap=CAPACITIES, rate=RATES, start=STARTS,
        steps=st.lists(st.sampled_from([1e-3, 0.01, 0.1, 1 / 3, 0.7]), min_size=1, max_size=60))
 def test_full_bucket_never_creeps_above_capacity(cap, rate, start, steps):
+    """Rules: Balance; Balance in range"""
     b = tb.TokenBucket(cap, rate, start)
     now = start
     for i, dt in enumerate(steps):
@@ -283,7 +291,10 @@ def _check_wait(bucket, clock, rid, prompt, max_new, now, rate, retry, log):
        queries=st.lists(st.tuples(FRACTION, st.sampled_from([0.0, 1e-3, 0.1, 0.2, 1 / 3, 0.7, 1.9]),
                                   st.integers(0, 12)), min_size=1, max_size=12))
 def test_wait_is_never_early_and_never_late(cap, rate, start, used, queries):
-    """Fresh buckets, one query each: the retry at now + wait must be admitted."""
+    """Fresh buckets, one query each: the retry at now + wait must be admitted.
+
+    Rule: Wait
+    """
     first = max(1, round(used * cap))
     for fraction, unit, k in queries:
         need = max(1, round(fraction * cap))
@@ -296,7 +307,10 @@ def test_wait_is_never_early_and_never_late(cap, rate, start, used, queries):
 
 
 class WaitMachine(RuleBasedStateMachine):
-    """Schedules with refunds and time going backwards; every wait is checked."""
+    """Schedules with refunds and time going backwards; every wait is checked.
+
+    Rule: Wait
+    """
 
     @initialize(cap=CAPACITIES, rate=RATES, start=STARTS)
     def setup(self, cap: int, rate: float, start: float) -> None:
@@ -342,6 +356,7 @@ TestWait = pytest.mark.rubric("wait_time")(WaitMachine.TestCase)
 @pytest.mark.rubric("wait_time")
 @given(rate=RATES, back=st.sampled_from([0.5, 2.0, 100.0]), deficit=st.integers(1, 50))
 def test_wait_counts_from_an_earlier_now(rate, back, deficit):
+    """Rules: Wait; Time never runs backwards"""
     b = tb.TokenBucket(100, rate)
     empty = drain(b, 100, 1000.0, rate)    # empty at clock 1000 (a rounding hair later at most)
     status, wait = outcome(b.admit("q", deficit, 0, 1000.0 - back))
@@ -355,6 +370,7 @@ def test_wait_counts_from_an_earlier_now(rate, back, deficit):
 @pytest.mark.rubric("wait_time")
 @given(cap=CAPACITIES.filter(lambda c: c > 1), rate=RATES)
 def test_long_wait_from_empty(cap, rate):
+    """Rule: Wait"""
     b = tb.TokenBucket(cap, rate, 5.0)
     empty = drain(b, cap, 5.0, rate)
     need = cap - 1
@@ -366,12 +382,36 @@ def test_long_wait_from_empty(cap, rate):
     assert outcome(b.admit("again", need, 0, 5.0 + wait))[0] == "admitted"
 
 
+@pytest.mark.rubric("wait_time")
+@pytest.mark.parametrize("rate", [0.1, 0.3, 1 / 3, 0.7])
+@pytest.mark.parametrize("start, used, need, dt", [
+    (0.0, 500, 600, 0.0), (12345.678, 999, 1000, 2.5), (987654.0, 1, 1000, 1 / 3)])
+def test_wait_is_at_most_a_microsecond_late_at_slow_rates(rate, start, used, need, dt):
+    """The prompt: the wait is "at most 1e-6 s late". At a slow rate a token margin is many
+    microseconds: 1e-6 tokens at 0.1 tokens/s is 1e-5 s.
+
+    Rule: Wait
+    """
+    b = tb.TokenBucket(1000, rate, start)
+    assert outcome(b.admit("a", used, 0, start))[0] == "admitted"
+    model = Model(1000, rate, start)
+    model.admit("a", used, 0, start)
+    now = start + dt
+    exact = model.wait(need, now)
+    status, wait = outcome(b.admit("b", need, 0, now))
+    assert status == "wait" and wait <= exact + LATE, (
+        f"TokenBucket(1000, {rate!r}, {start!r}); admit('a', {used}, 0, {start!r}); "
+        f"admit('b', {need}, 0, {now!r}) must wait {float(exact)!r} s, at most 1e-6 s "
+        f"more; got {(status, wait)}")
+
+
 # ===================================================================== fail_fast
 
 @pytest.mark.rubric("fail_fast")
 @given(cap=CAPACITIES, rate=RATES, used=FRACTION, over=st.sampled_from([1, 2, 1000, 10**12]),
        share=SHARE, dt=DT)
 def test_oversize_is_rejected_in_any_state(cap, rate, used, over, share, dt):
+    """Rules: Fail fast; Wait and reject reserve nothing"""
     b = tb.TokenBucket(cap, rate)
     taken = round(used * cap)
     b.admit("a", taken, 0, 0.0)
@@ -389,6 +429,7 @@ def test_oversize_is_rejected_in_any_state(cap, rate, used, over, share, dt):
 @pytest.mark.rubric("fail_fast")
 @given(cap=CAPACITIES, rate=RATES, used=FRACTION, share=SHARE, dt=DT)
 def test_exactly_capacity_is_never_rejected(cap, rate, used, share, dt):
+    """Rule: Fail fast"""
     b = tb.TokenBucket(cap, rate)
     b.admit("a", round(used * cap), 0, 0.0)
     prompt, max_new = split(cap, share)
@@ -401,6 +442,7 @@ def test_exactly_capacity_is_never_rejected(cap, rate, used, share, dt):
 
 @pytest.mark.rubric("fail_fast")
 def test_rejection_comes_first_even_for_an_empty_bucket_far_in_the_past():
+    """Rule: Fail fast"""
     b = tb.TokenBucket(10, 0.5, 100.0)
     b.admit("a", 10, 0, 100.0)
     assert outcome(b.admit("b", 6, 5, 50.0)) == ("rejected", math.inf)
@@ -420,7 +462,10 @@ OP = st.tuples(st.sampled_from(["admit", "finish", "read"]), ID, NEED_KIND, FRAC
 def test_earlier_now_is_handled_at_the_clock(cap, rate, start, steps):
     """Twin buckets get the same calls; the second also gets reads at earlier times, and
     calls made at the clock's own time are passed to it with an earlier now. Both must
-    agree on every answer and every balance."""
+    agree on every answer and every balance.
+
+    Rule: Time never runs backwards
+    """
     a = tb.TokenBucket(cap, rate, start)
     b = tb.TokenBucket(cap, rate, start)
     now = clock = start
@@ -470,7 +515,10 @@ def test_earlier_now_is_handled_at_the_clock(cap, rate, start, steps):
 def test_every_admit_outcome_moves_the_clock(rate, gap, frac, kind):
     """The prompt: the clock is the latest ``now`` any successful call has passed, "admit
     of any outcome" included. So after an admit at t1 (admitted, told to wait, or
-    rejected), a read at an earlier time is handled at t1: it sees the balance of t1."""
+    rejected), a read at an earlier time is handled at t1: it sees the balance of t1.
+
+    Rules: Time never runs backwards; Wait and reject reserve nothing
+    """
     cap = 1000
     empty_at = drain(tb.TokenBucket(cap, rate, 10.0), cap, 10.0, rate)
     b = tb.TokenBucket(cap, rate, 10.0)
@@ -491,12 +539,62 @@ def test_every_admit_outcome_moves_the_clock(rate, gap, frac, kind):
 
 
 @pytest.mark.rubric("time_monotonic")
+def test_finish_and_available_move_the_clock():
+    """The clock is the latest now of any successful call: finish and available included.
+
+    Rule: Time never runs backwards
+    """
+    b = tb.TokenBucket(100, 1.0)
+    b.admit("a", 50, 0, 0.0)                 # 50 left at 0
+    b.finish("a", 0, 10.0)                   # clock 10: 60
+    got = b.available(5.0)
+    assert abs(got - 60.0) <= TOK, (
+        f"admit('a', 50, 0, 0.0); finish('a', 0, 10.0) moves the clock to 10, so "
+        f"available(5.0) reads the balance at 10: 60.0, got {got!r}")
+    b.admit("b", 60, 0, 10.0)                # empty at 10
+    b.available(20.0)                        # clock 20: 10
+    got = b.available(15.0)
+    assert abs(got - 10.0) <= TOK, (
+        f"available(20.0) moved the clock to 20, so available(15.0) reads 10.0, got {got!r}")
+
+
+@pytest.mark.rubric("time_monotonic")
+@pytest.mark.parametrize("first", ["available", "admit", "wait"])
+def test_a_call_before_start_is_handled_at_start(first):
+    """A new bucket's clock reads start: a call with an earlier now is handled at start.
+
+    Rule: Time never runs backwards
+    """
+    b = tb.TokenBucket(100, 1.0, 100.0)
+    if first == "available":
+        got = b.available(40.0)
+        assert abs(got - 100.0) <= TOK, f"TokenBucket(100, 1.0, 100.0).available(40.0) is full: {got!r}"
+    elif first == "admit":
+        assert outcome(b.admit("a", 70, 0, 40.0))[0] == "admitted"
+    else:
+        b.admit("a", 70, 0, 100.0)
+        status, wait = outcome(b.admit("b", 50, 0, 40.0))
+        assert status == "wait" and abs(wait - 80.0) <= late_slack(1.0), (
+            f"TokenBucket(100, 1.0, 100.0); admit('a', 70, 0, 100.0); admit('b', 50, 0, 40.0) "
+            f"waits 60 s until the clock (100) and 20 s of refill: 80.0, got {(status, wait)}")
+        return
+    got = b.available(100.0)
+    want = 100.0 if first == "available" else 30.0
+    assert abs(got - want) <= TOK, (
+        f"TokenBucket(100, 1.0, 100.0): a first {first} at now=40.0 is handled at start (100), "
+        f"so available(100.0) is {want}, got {got!r}")
+
+
+@pytest.mark.rubric("time_monotonic")
 @pytest.mark.parametrize("back", [0.5, 6.0, 1e4])
 @pytest.mark.parametrize("rate", [1.0, 1 / 3])
 def test_an_admit_with_an_earlier_now_is_charged_at_the_clock(back, rate):
     """The prompt: a call with an earlier now "is handled at the clock's time: it neither
     mints tokens nor destroys them". An admission charged at the earlier instant gets the
-    refill between that instant and the clock for free."""
+    refill between that instant and the clock for free.
+
+    Rule: Time never runs backwards
+    """
     b = tb.TokenBucket(100, rate, 0.0)
     b.available(500.0)                              # full, clock at 500
     got = outcome(b.admit("x", 50, 0, 500.0 - back))
@@ -511,6 +609,7 @@ def test_an_admit_with_an_earlier_now_is_charged_at_the_clock(back, rate):
 @pytest.mark.rubric("time_monotonic")
 @given(rate=RATES, back=BACK, rounds=st.integers(1, 20))
 def test_back_and_forth_mints_nothing(rate, back, rounds):
+    """Rule: Time never runs backwards"""
     b = tb.TokenBucket(1000, rate, 50.0)
     drain(b, 1000, 50.0, rate)             # empty at t = 50 (or a rounding hair later)
     for _ in range(rounds):
@@ -541,6 +640,9 @@ def _bad_calls(rid_live: str, max_new_live: int, t_far: float):
         ("admit at -inf", lambda b: b.admit("x", 1, 1, -inf), te),
         ("admit at a bool time", lambda b: b.admit("x", 1, 1, True), te),
         ("admit at a str time", lambda b: b.admit("x", 1, 1, "5"), te),
+        ("oversize admit at NaN", lambda b: b.admit("x", 10**9, 0, nan), te),
+        ("oversize admit at +inf", lambda b: b.admit("x", 0, 10**9, inf), te),
+        ("oversize admit at a str time", lambda b: b.admit("x", 10**9, 1, "5"), te),
         ("admit of a live id", lambda b: b.admit(rid_live, 0, 0, t_far), (ValueError,)),
         ("admit of a live id (oversize)", lambda b: b.admit(rid_live, 10**9, 0, t_far),
          (ValueError,)),
@@ -560,11 +662,14 @@ def _bad_calls(rid_live: str, max_new_live: int, t_far: float):
 
 @pytest.mark.rubric("bad_input")
 @given(cap=st.sampled_from([10, 100, 1000]), rate=RATES, used=st.floats(0.05, 0.5),
-       max_new=st.integers(0, 5), picks=st.lists(st.integers(0, 22), min_size=1, max_size=6),
+       max_new=st.integers(0, 5), picks=st.lists(st.integers(0, 25), min_size=1, max_size=6),
        far=st.sampled_from([1.0, 50.0, 1e5]))
 def test_bad_calls_raise_and_change_nothing(cap, rate, used, max_new, picks, far):
     """Twin buckets get the same valid calls; one also gets bad calls, at a later now.
-    Each must raise the stated error, and afterwards the twins must agree."""
+    Each must raise the stated error, and afterwards the twins must agree.
+
+    Rule: Bad input
+    """
     a = tb.TokenBucket(cap, rate, 10.0)
     b = tb.TokenBucket(cap, rate, 10.0)
     # "live" must fit after "gone" used its one token: prompt + max_new <= cap - 1
@@ -596,6 +701,7 @@ def test_bad_calls_raise_and_change_nothing(cap, rate, used, max_new, picks, far
 
 @pytest.mark.rubric("bad_input")
 def test_failed_calls_do_not_move_the_clock():
+    """Rule: Bad input"""
     a = tb.TokenBucket(100, 1.0)
     a.admit("x", 99, 0, 0.0)
     with pytest.raises(ValueError):
@@ -617,12 +723,14 @@ def test_failed_calls_do_not_move_the_clock():
     (10, 1.0, math.nan), (10, 1.0, math.inf), (10, 1.0, "0"), (10, 1.0, None),
 ])
 def test_bad_constructor_arguments(args):
+    """Rule: Bad input"""
     with pytest.raises((TypeError, ValueError)):
         tb.TokenBucket(*args)
 
 
 @pytest.mark.rubric("bad_input")
 def test_duplicate_live_id_is_refused_but_a_finished_one_is_not():
+    """Rule: Bad input"""
     b = tb.TokenBucket(100, 1.0)
     b.admit("r", 10, 10, 0.0)
     with pytest.raises(ValueError):
@@ -637,8 +745,13 @@ def test_duplicate_live_id_is_refused_but_a_finished_one_is_not():
 @settings(max_examples=20)
 @given(st.sampled_from([0.0, 1e-3, 5.0]))
 def test_valid_edge_values_are_accepted(t):
+    """Rule: Bad input"""
     b = tb.TokenBucket(1, 1e-1, -5)            # int start, negative start: fine
     assert outcome(b.admit("z", 0, 0, t))[0] == "admitted"   # a request of 0 tokens
     b.finish("z", 0, t)
     assert outcome(b.admit("", 1, 0, t))[0] == "admitted"    # the empty string is an id
     b.finish("", 0, 7)                          # int now
+    b = tb.TokenBucket(10, 2)                   # an int rate is a positive finite number
+    b.admit("a", 10, 0, 0)
+    status, wait = outcome(b.admit("b", 4, 0, 0))
+    assert status == "wait" and abs(wait - 2.0) <= LATE, f"TokenBucket(10, 2): 4 tokens take 2 s, got {(status, wait)}"
