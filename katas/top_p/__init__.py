@@ -33,15 +33,16 @@ def kept_mask(logits: np.ndarray, temperature: np.ndarray, top_p: np.ndarray,
 
     ``logits``: ``(B, V)`` real array, ``B >= 1``, ``V >= 1`` (float16/32/64); ``-inf``
     marks a banned token. ``temperature``: ``(B,)``, finite, ``>= 0``. ``top_p``: ``(B,)``,
-    ``> 0`` (values ``>= 1`` disable top-p). ``top_k``: ``None`` or ``(B,)`` integers
-    ``>= 0`` (``0`` disables top-k for that row).
+    ``> 0`` (values ``>= 1``, ``inf`` included, disable top-p). ``top_k``: ``None`` or
+    ``(B,)`` whole numbers ``>= 0``, an integer array or whole-valued floats (``0``
+    disables top-k for that row).
 
     Row ``b`` of the result depends only on row ``b`` of the inputs and only on the values
     of its logits: permuting the vocabulary permutes the mask.
 
     Raises ValueError for: wrong shapes, NaN or ``+inf`` logits, a row whose logits are all
     ``-inf``, a temperature that is negative or not finite, a top_p that is ``<= 0`` or
-    NaN, a top_k that is negative or not an integer.
+    NaN, a top_k that is negative or not a whole number; greedy rows are checked too.
     """
     raise NotImplementedError(f"kept_mask ({_PROMPT})")
 

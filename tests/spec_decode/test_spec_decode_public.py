@@ -28,6 +28,7 @@ def show(rows, remaining=None):
 
 @pytest.mark.rubric("greedy_accept")
 def test_prompt_example_rejection():
+    """Rules: Leading run; Emit"""
     rows = [([5, 6, 7], [5, 6, 9, 4])]
     [r] = greedy(rows, 3)
     assert r["accepted"] == 2 and r["emitted"] == [5, 6, 9], (
@@ -36,6 +37,7 @@ def test_prompt_example_rejection():
 
 @pytest.mark.rubric("bonus_token")
 def test_prompt_example_full_acceptance_gets_the_bonus():
+    """Rule: Emit"""
     rows = [([5, 6, 7], [5, 6, 7, 4])]
     [r] = greedy(rows, 3)
     assert r["accepted"] == 3 and r["emitted"] == [5, 6, 7, 4], (
@@ -44,6 +46,7 @@ def test_prompt_example_full_acceptance_gets_the_bonus():
 
 @pytest.mark.rubric("rollback")
 def test_prompt_example_rollback():
+    """Rule: Counts"""
     rows = [([5, 6, 7], [5, 6, 9, 4]), ([5, 6, 7], [5, 6, 7, 4])]
     r1, r2 = greedy(rows, 3)
     assert (r1["computed"], r1["rollback"]) == (4, 1), (
@@ -55,6 +58,7 @@ def test_prompt_example_rollback():
 
 @pytest.mark.rubric("eos_and_cap")
 def test_prompt_example_eos_inside_the_drafts():
+    """Rules: Truncate; Counts"""
     rows = [([5, 2, 7], [5, 2, 7, 4])]
     [r] = greedy(rows, 3)
     assert r == {"accepted": 2, "emitted": [5, 2], "finish": "eos", "computed": 4,
@@ -65,6 +69,7 @@ def test_prompt_example_eos_inside_the_drafts():
 
 @pytest.mark.rubric("greedy_accept")
 def test_a_match_after_the_first_mismatch_does_not_count():
+    """Rule: Leading run"""
     rows = [([5, 6, 7, 8], [5, 9, 7, 8, 1])]
     [r] = greedy(rows, 4)
     assert r["accepted"] == 1 and r["emitted"] == [5, 9], (
@@ -73,6 +78,7 @@ def test_a_match_after_the_first_mismatch_does_not_count():
 
 @pytest.mark.rubric("greedy_accept")
 def test_ragged_rows_each_use_their_own_count():
+    """Rules: Leading run; Padding"""
     rows = [([5, 6], [5, 6, 8]), ([], [9]), ([5, 6, 7, 8], [5, 6, 7, 8, 3])]
     out = greedy(rows, 4)
     for (d, t), r in zip(rows, out):
@@ -82,6 +88,7 @@ def test_ragged_rows_each_use_their_own_count():
 
 @pytest.mark.rubric("bonus_token")
 def test_zero_drafts_emit_one_token():
+    """Rule: Emit"""
     rows = [([], [7])]
     [r] = greedy(rows, 3)
     assert r["emitted"] == [7] and r["accepted"] == 0, (
@@ -90,6 +97,7 @@ def test_zero_drafts_emit_one_token():
 
 @pytest.mark.rubric("bonus_token")
 def test_no_bonus_after_a_rejection():
+    """Rule: Emit"""
     rows = [([5, 6], [9, 6, 4])]
     [r] = greedy(rows, 2)
     assert r["emitted"] == [9], f"{show(rows)}: rejected at 0: emit only the correction 9; got {r}"
@@ -97,6 +105,7 @@ def test_no_bonus_after_a_rejection():
 
 @pytest.mark.rubric("rollback")
 def test_rollback_of_a_continuing_row_is_the_rejected_drafts():
+    """Rule: Counts"""
     rows = [([5, 6, 7, 8], [5, 9, 0, 0, 0])]
     [r] = greedy(rows, 4)
     assert r["rollback"] == 3 and r["computed"] == 5, (
@@ -105,6 +114,7 @@ def test_rollback_of_a_continuing_row_is_the_rejected_drafts():
 
 @pytest.mark.rubric("eos_and_cap")
 def test_budget_cuts_the_output_and_finishes_with_length():
+    """Rule: Truncate"""
     rows = [([5, 6, 7], [5, 6, 7, 8])]
     [r] = greedy(rows, 3, remaining=[2])
     assert r["emitted"] == [5, 6] and r["finish"] == "length" and r["accepted"] == 2, (
@@ -113,6 +123,7 @@ def test_budget_cuts_the_output_and_finishes_with_length():
 
 @pytest.mark.rubric("eos_and_cap")
 def test_eos_as_the_bonus_token():
+    """Rule: Truncate"""
     rows = [([5, 6], [5, 6, 2])]
     [r] = greedy(rows, 2)
     assert r["emitted"] == [5, 6, 2] and r["finish"] == "eos", f"{show(rows)}: got {r}"
@@ -120,6 +131,7 @@ def test_eos_as_the_bonus_token():
 
 @pytest.mark.rubric("eos_and_cap")
 def test_a_row_that_continues_has_no_finish():
+    """Rule: Truncate"""
     rows = [([5, 6], [5, 7, 8])]
     [r] = greedy(rows, 2, remaining=[10])
     assert r["finish"] is None, f"{show(rows, [10])}: the request continues; got {r}"
@@ -127,6 +139,7 @@ def test_a_row_that_continues_has_no_finish():
 
 @pytest.mark.rubric("sampled_distribution")
 def test_sampled_accept_rule_and_bonus():
+    """Rules: Accept or reject; Residual or bonus; Result"""
     # V = 3; one row, two drafts: token 1 then token 0.
     q = np.array([[[0.0, 1.0, 0.0], [0.5, 0.5, 0.0]]])
     p = np.array([[[0.25, 0.5, 0.25], [0.5, 0.25, 0.25], [0.0, 0.0, 1.0]]])
@@ -140,6 +153,7 @@ def test_sampled_accept_rule_and_bonus():
 
 @pytest.mark.rubric("sampled_distribution")
 def test_sampled_rejection_draws_from_the_residual():
+    """Rules: Residual or bonus; Draw"""
     q = np.array([[[0.0, 1.0, 0.0]]])
     p = np.array([[[0.25, 0.5, 0.25], [1.0, 0.0, 0.0]]])
     # 0.6 * 1.0 >= 0.5: rejected. Residual max(p - q, 0) = [0.25, 0, 0.25]; u = 0.7 -> token 2.
@@ -152,6 +166,7 @@ def test_sampled_rejection_draws_from_the_residual():
 
 @pytest.mark.rubric("metrics")
 def test_report_of_one_window():
+    """Rules: Windows; Acceptance rate; Mean acceptance length; Per position; Step bounds"""
     s0 = snapshot(10.0)
     s1 = snapshot(20.0, drafts=4, draft_tokens=12, accepted=6, per_pos=[3, 2, 1], emitted=10,
                   finished=0)
@@ -165,6 +180,7 @@ def test_report_of_one_window():
 
 @pytest.mark.rubric("metrics")
 def test_idle_window_has_no_rates():
+    """Rule: Idle windows"""
     s0 = snapshot(1.0, 4, 12, 6, [3, 2, 1], 10, 0)
     s1 = snapshot(2.0, 4, 12, 6, [3, 2, 1], 10, 0)
     [w] = sd.acceptance_report([s0, s1])
@@ -175,6 +191,7 @@ def test_idle_window_has_no_rates():
 
 @pytest.mark.rubric("counter_resets")
 def test_window_across_a_restart_is_rejected():
+    """Rule: Restarts"""
     s0 = snapshot(1.0, 40, 120, 60, [30, 20, 10], 100, 5)
     s1 = snapshot(2.0, 2, 6, 3, [2, 1, 0], 5, 0)
     s2 = snapshot(3.0, 6, 18, 9, [5, 3, 1], 15, 1)

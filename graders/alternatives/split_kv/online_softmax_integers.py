@@ -47,6 +47,8 @@ def _ratio(name, value):
 def _check_scale(scale):
     if isinstance(scale, (bool, np.bool_)):
         raise TypeError("scale: a bool is not a scale")
+    if isinstance(scale, (str, bytes)):
+        raise TypeError(f"scale: a string is not a number: {scale!r}")
     try:
         value = float(scale)
     except (TypeError, ValueError) as exc:
@@ -179,6 +181,11 @@ def decode_partials(q, k_cache, v_cache, context_lens, scale, block_size, num_sp
         if not 0 <= n <= max_len:
             raise ValueError(f"context_lens: {n} outside 0..{max_len}")
     hq, dv = q.shape[1], vc.shape[3]
+    # the shapes must fit even where every split is skipped below (all lengths 0)
+    if kc.shape[2] < 1 or hq % kc.shape[2]:
+        raise ValueError(f"q_heads={hq} must be a multiple of kv_heads={kc.shape[2]}")
+    if q.shape[2] != kc.shape[3]:
+        raise ValueError(f"q's head dim {q.shape[2]} differs from k_cache's {kc.shape[3]}")
     outs = np.zeros((num_splits, batch, hq, dv))
     lses = np.full((num_splits, batch, hq), NEG_INF)
     for i, (start, end) in enumerate(split_ranges(max_len, block_size, num_splits)):

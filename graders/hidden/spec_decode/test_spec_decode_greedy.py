@@ -95,6 +95,7 @@ def one(drafts: list[int], target: list[int], K: int | None = None, remaining: i
 @pytest.mark.rubric("greedy_accept")
 @pytest.mark.parametrize("j", range(5))
 def test_rejection_at_every_position(j):
+    """Rules: Leading run; Emit"""
     drafts = [5, 6, 7, 5, 6]
     target = drafts[:j] + [9] + drafts[j + 1:] + [8]
     r = one(drafts, target, eos_id=NO_EOS)
@@ -105,6 +106,7 @@ def test_rejection_at_every_position(j):
 
 @pytest.mark.rubric("greedy_accept")
 def test_matches_after_a_rejection_are_not_accepted():
+    """Rule: Leading run"""
     drafts, target = [5, 6, 7, 5, 6, 7], [9, 6, 7, 5, 6, 7, 8]
     r = one(drafts, target, eos_id=NO_EOS)
     assert r["accepted"] == 0 and r["emitted"] == [9], (
@@ -114,6 +116,7 @@ def test_matches_after_a_rejection_are_not_accepted():
 
 @pytest.mark.rubric("greedy_accept")
 def test_padding_that_matches_the_target_is_never_read():
+    """Rules: Padding; Leading run"""
     # Row 0 has 1 draft of K=4; the padding of draft and target agree everywhere.
     draft = np.array([[5, 6, 6, 6], [5, 6, 7, 8]])
     target = np.array([[5, 6, 6, 6, 6], [5, 6, 7, 8, 9]])
@@ -127,6 +130,7 @@ def test_padding_that_matches_the_target_is_never_read():
 
 @pytest.mark.rubric("greedy_accept")
 def test_padding_outside_any_vocabulary_is_harmless():
+    """Rule: Padding"""
     draft = np.array([[5, -1, -1], [-(2**40), -(2**40), -(2**40)]])
     target = np.array([[5, 6, 2**40, 2**40], [7, 2**40, 2**40, 2**40]])
     out = [as_row(r) for r in sd.verify_greedy(draft, np.array([1, 0]), target, EOS,
@@ -148,6 +152,7 @@ def test_inputs_are_not_modified():
 @pytest.mark.rubric("greedy_accept")
 @pytest.mark.parametrize("case", ["num_draft>K", "num_draft<0", "target width", "rows"])
 def test_bad_shapes_and_counts_raise_value_error(case):
+    """Rule: Bad arrays"""
     draft, num, target, rem = np.array([[5, 6]]), np.array([2]), np.array([[5, 6, 7]]), np.array([4])
     if case == "num_draft>K":
         num = np.array([3])
@@ -165,6 +170,7 @@ def test_bad_shapes_and_counts_raise_value_error(case):
 
 @pytest.mark.rubric("bonus_token")
 def test_bonus_comes_from_the_rows_own_position_not_k():
+    """Rules: Emit; Padding"""
     # Row 0: 2 of K=4 drafts, both accepted: the bonus is target[0, 2], not target[0, 4].
     draft = np.array([[5, 6, 0, 0], [5, 6, 7, 8]])
     target = np.array([[5, 6, 7, 8, 9], [5, 6, 7, 8, 9]])
@@ -179,6 +185,7 @@ def test_bonus_comes_from_the_rows_own_position_not_k():
 @pytest.mark.rubric("bonus_token")
 @pytest.mark.parametrize("j", range(4))
 def test_no_bonus_after_a_rejection_at_any_position(j):
+    """Rule: Emit"""
     drafts = [5, 6, 7, 5]
     target = drafts[:j] + [9] + drafts[j + 1:] + [8]
     r = one(drafts, target, eos_id=NO_EOS)
@@ -189,6 +196,7 @@ def test_no_bonus_after_a_rejection_at_any_position(j):
 
 @pytest.mark.rubric("bonus_token")
 def test_zero_drafts_in_a_batch_with_k_zero():
+    """Rule: Emit"""
     draft = np.zeros((3, 0), dtype=np.int64)
     target = np.array([[7], [8], [2]])
     out = [as_row(r) for r in sd.verify_greedy(draft, np.zeros(3, dtype=np.int64), target, EOS,
@@ -199,6 +207,7 @@ def test_zero_drafts_in_a_batch_with_k_zero():
 
 @pytest.mark.rubric("bonus_token")
 def test_zero_drafts_next_to_full_rows():
+    """Rules: Emit; Padding"""
     draft = np.array([[6, 6, 6], [5, 6, 7]])
     target = np.array([[6, 6, 6, 6], [5, 6, 7, 8]])
     out = [as_row(r) for r in sd.verify_greedy(draft, np.array([0, 3]), target, NO_EOS,
@@ -211,6 +220,7 @@ def test_zero_drafts_next_to_full_rows():
 
 @pytest.mark.rubric("rollback")
 def test_rollback_uses_the_rows_count_not_k():
+    """Rule: Counts"""
     draft = np.array([[5, 9, 0, 0, 0, 0], [5, 6, 7, 8, 5, 6]])
     target = np.array([[5, 6, 0, 0, 0, 0, 0], [5, 6, 7, 0, 0, 0, 0]])
     out = [as_row(r) for r in sd.verify_greedy(draft, np.array([2, 6]), target, NO_EOS,
@@ -232,6 +242,7 @@ def test_rollback_uses_the_rows_count_not_k():
     ([], [2], 100, 0),
 ])
 def test_rollback_of_finishing_rows(case):
+    """Rule: Counts"""
     drafts, target, remaining, rollback = case
     r = one(drafts, target, remaining=remaining)
     assert r["rollback"] == rollback and r["computed"] == len(drafts) + 1, (
@@ -261,6 +272,7 @@ def test_rollback_of_finishing_rows(case):
     ([], [2], 1, [2], "eos", 0),                                 # zero drafts, EOS and budget
 ])
 def test_eos_and_budget_cases(case):
+    """Rules: Truncate; Counts"""
     drafts, target, remaining, emitted, finish, accepted = case
     r = one(drafts, target, remaining=remaining)
     got = (r["emitted"], r["finish"], r["accepted"])
@@ -271,6 +283,7 @@ def test_eos_and_budget_cases(case):
 
 @pytest.mark.rubric("eos_and_cap")
 def test_eos_in_the_targets_padding_is_ignored():
+    """Rules: Truncate; Padding"""
     r = one([5, 6], [5, 9], K=4, target_pad=EOS, pad=EOS)
     assert r["emitted"] == [5, 9] and r["finish"] is None, (
         f"drafts [5, 6] of K=4, target [5, 9, pad...] with EOS in the padding: got {r}")
@@ -279,6 +292,7 @@ def test_eos_in_the_targets_padding_is_ignored():
 @pytest.mark.rubric("eos_and_cap")
 @pytest.mark.parametrize("bad", [0, -3])
 def test_remaining_below_one_raises(bad):
+    """Rule: Bad arrays"""
     with pytest.raises(ValueError):
         sd.verify_greedy(np.array([[5]]), np.array([1]), np.array([[5, 6]]), EOS,
                          np.array([bad]))
@@ -289,12 +303,14 @@ def test_remaining_below_one_raises(bad):
 @pytest.mark.rubric("greedy_accept")
 @given(batches(with_eos=False, tight_budget=False))
 def test_accepted_and_emitted_match_a_token_by_token_model(batch):
+    """Rules: Leading run; Emit; Padding"""
     check(batch, ("accepted", "emitted"))
 
 
 @pytest.mark.rubric("bonus_token")
 @given(batches(with_eos=False, tight_budget=False))
 def test_the_targets_own_token_ends_every_row(batch):
+    """Rule: Emit"""
     out = run(batch)
     for b, (d, t) in enumerate(batch["rows"]):
         want = greedy_row(d, t, NO_EOS, 10**6)
@@ -307,6 +323,7 @@ def test_the_targets_own_token_ends_every_row(batch):
 @pytest.mark.rubric("rollback")
 @given(batches())
 def test_computed_and_rollback_match_the_model(batch):
+    """Rule: Counts"""
     check(batch, ("computed", "rollback"))
 
 
@@ -323,6 +340,7 @@ def test_counts_add_up(batch):
 @pytest.mark.rubric("eos_and_cap")
 @given(batches())
 def test_truncation_and_finish_match_the_model(batch):
+    """Rules: Truncate; Counts"""
     check(batch, ("emitted", "finish", "accepted"))
 
 

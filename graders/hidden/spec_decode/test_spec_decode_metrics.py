@@ -82,6 +82,7 @@ def approx_equal(got: Any, want: float) -> bool:
 
 @pytest.mark.rubric("counter_resets")
 def test_restart_in_the_first_window():
+    """Rule: Restarts"""
     s0 = snapshot(5.0, 50, 150, 90, [40, 30, 20], 200, 7)
     s1 = snapshot(9.0, 3, 9, 5, [3, 1, 1], 12, 0)
     s2 = snapshot(12.0, 7, 19, 9, [6, 2, 1], 25, 1)
@@ -96,6 +97,7 @@ def test_restart_in_the_first_window():
 @pytest.mark.rubric("counter_resets")
 @pytest.mark.parametrize("key", list(COUNTER_KEYS) + ["accepted_per_pos"])
 def test_a_restart_that_only_one_counter_reveals(key):
+    """Rule: Restarts"""
     # After the restart, busy traffic pushed every counter above its old value but one.
     s0 = snapshot(1.0, 10, 30, 15, [8, 5, 2], 25, 3)
     big = snapshot(2.0, 100, 300, 150, [80, 50, 20], 250, 30)
@@ -123,6 +125,7 @@ def test_back_to_back_restarts():
 
 @pytest.mark.rubric("counter_resets")
 def test_restart_to_all_zero_counters():
+    """Rule: Restarts"""
     s0 = snapshot(1.0, 2, 6, 3, [2, 1, 0], 5, 0)
     s1 = snapshot(2.0)
     [w] = report([s0, s1])
@@ -131,9 +134,11 @@ def test_restart_to_all_zero_counters():
 
 
 @pytest.mark.rubric("counter_resets")
-@pytest.mark.parametrize("case", ["time equal", "time back", "missing key", "negative",
+@pytest.mark.parametrize("case", ["time equal", "time back", "missing key", "missing time",
+                                  "missing accepted_per_pos", "negative", "negative per_pos",
                                   "per_pos lengths"])
 def test_bad_snapshots_raise_value_error(case):
+    """Rule: Bad snapshots"""
     s0 = snapshot(1.0, 2, 6, 3, [2, 1, 0], 5, 0)
     s1 = snapshot(2.0, 4, 12, 7, [4, 2, 1], 11, 1)
     if case == "time equal":
@@ -142,8 +147,14 @@ def test_bad_snapshots_raise_value_error(case):
         s1["time"] = 0.5
     elif case == "missing key":
         del s1["finished"]
+    elif case == "missing time":
+        del s1["time"]
+    elif case == "missing accepted_per_pos":
+        del s0["accepted_per_pos"]
     elif case == "negative":
         s1["emitted"] = -1
+    elif case == "negative per_pos":
+        s1["accepted_per_pos"] = [4, -1, 1]
     else:
         s1["accepted_per_pos"] = [4, 2]
     with pytest.raises(ValueError):
@@ -151,8 +162,27 @@ def test_bad_snapshots_raise_value_error(case):
 
 
 @pytest.mark.rubric("counter_resets")
+@pytest.mark.parametrize("case", ["missing key", "negative", "no time"])
+def test_a_single_bad_snapshot_still_raises(case):
+    """Every snapshot is checked, even when there are too few for a window.
+
+    Rules: Bad snapshots; Short series
+    """
+    s = snapshot(1.0, 2, 6, 3, [2, 1, 0], 5, 0)
+    if case == "missing key":
+        del s["accepted"]
+    elif case == "negative":
+        s["accepted_per_pos"] = [2, -1, 0]
+    else:
+        del s["time"]
+    with pytest.raises(ValueError):
+        sd.acceptance_report([s])
+
+
+@pytest.mark.rubric("counter_resets")
 @given(series())
 def test_windows_across_restarts_are_rejected_and_nothing_is_negative(data):
+    """Rule: Restarts"""
     snaps, truths = data
     out = report(snaps)
     for i, (w, truth) in enumerate(zip(out, truths)):
@@ -178,6 +208,7 @@ def test_windows_across_restarts_are_rejected_and_nothing_is_negative(data):
 
 @pytest.mark.rubric("metrics")
 def test_rate_is_per_draft_token_and_length_per_draft():
+    """Rules: Acceptance rate; Mean acceptance length; Per position"""
     s0 = snapshot(0.0, per_pos=[0, 0, 0, 0])
     s1 = snapshot(1.0, drafts=2, draft_tokens=8, accepted=4, per_pos=[2, 1, 1, 0],
                   emitted=7, finished=0)       # 2 draft steps (4 + 2 tokens), 1 without drafts
@@ -193,6 +224,7 @@ def test_rate_is_per_draft_token_and_length_per_draft():
 
 @pytest.mark.rubric("metrics")
 def test_zero_draft_window_still_has_steps():
+    """Rules: Idle windows; Step bounds"""
     s0 = snapshot(0.0, 4, 12, 6, [3, 2, 1], 10, 0)
     s1 = snapshot(1.0, 4, 12, 6, [3, 2, 1], 17, 2)
     [w] = report([s0, s1])
@@ -205,6 +237,7 @@ def test_zero_draft_window_still_has_steps():
 
 @pytest.mark.rubric("metrics")
 def test_steps_bounds_account_for_finished_requests():
+    """Rule: Step bounds"""
     # 3 steps: [5, 6, 7 | bonus 8] continuing, then a request whose last step accepted 3 drafts
     # but stopped at an EOS draft (emits 2: both accepted drafts), then one that ends with
     # EOS as the correction (emits 1 accepted + EOS).
@@ -223,7 +256,10 @@ def test_steps_bounds_account_for_finished_requests():
 def test_hidden_steps_need_an_accepted_draft(finished, reached0, want_high):
     """The prompt: a step hides only if it is a finishing request's last step and emitted
     accepted drafts but no target token, so high = low + min(Δfinished,
-    Δaccepted_per_pos[0])."""
+    Δaccepted_per_pos[0]).
+
+    Rule: Step bounds
+    """
     s0 = snapshot(0.0, per_pos=[0, 0])
     s1 = snapshot(1.0, drafts=max(reached0, 1), draft_tokens=2 * max(reached0, 1),
                   accepted=reached0, per_pos=[reached0, 0], emitted=4 + reached0,
@@ -236,14 +272,33 @@ def test_hidden_steps_need_an_accepted_draft(finished, reached0, want_high):
 
 
 @pytest.mark.rubric("metrics")
+def test_k_zero_has_no_hidden_steps():
+    """With K = 0 (empty accepted_per_pos) no step emits an accepted draft: none hides, so
+    high = low even when requests finished.
+
+    Rules: Step bounds; Idle windows
+    """
+    s0 = snapshot(0.0, per_pos=[], emitted=3, finished=1)
+    s1 = snapshot(2.0, per_pos=[], emitted=10, finished=4)
+    [w] = report([s0, s1])
+    assert w["valid"] is True and all(w[k] is None for k in METRICS[:3]), (
+        f"K = 0: a valid window without drafts, so no rates; got {w}")
+    assert steps_of(w) == (7, 7), (
+        f"K = 0: 7 tokens emitted, none accepted, 3 finished but no step can hide: steps "
+        f"(7, 7); got {w['steps']}")
+
+
+@pytest.mark.rubric("metrics")
 @pytest.mark.parametrize("n", [0, 1])
 def test_fewer_than_two_snapshots_give_an_empty_report(n):
+    """Rule: Short series"""
     assert report([snapshot(1.0)] * n) == []
 
 
 @pytest.mark.rubric("metrics")
 @given(series())
 def test_metrics_match_the_simulated_engine(data):
+    """Rules: Windows; Acceptance rate; Mean acceptance length; Per position; Step bounds; Idle windows"""
     snaps, truths = data
     out = report(snaps)
     for i, (w, truth) in enumerate(zip(out, truths)):

@@ -42,6 +42,7 @@ def call(draft, num, q, p, ua, us) -> list[tuple[int, list[int]]]:
 
 @pytest.mark.rubric("sampled_distribution")
 def test_draft_probability_zero_is_accepted_when_the_target_allows_it():
+    """Rules: Accept or reject; Residual or bonus"""
     q = [[[0.0, 0.5, 0.5]]]
     p = [[[0.25, 0.25, 0.5], [1.0, 0.0, 0.0]]]
     out = call([[0]], [1], q, p, [[0.99]], [0.5])
@@ -52,6 +53,7 @@ def test_draft_probability_zero_is_accepted_when_the_target_allows_it():
 
 @pytest.mark.rubric("sampled_distribution")
 def test_zero_under_both_is_rejected_and_an_empty_residual_falls_back_to_p():
+    """Rules: Accept or reject; Residual or bonus"""
     q = [[[0.0, 0.5, 0.5]]]
     p = [[[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]]]
     out = call([[0]], [1], q, p, [[0.0]], [0.75])
@@ -62,6 +64,7 @@ def test_zero_under_both_is_rejected_and_an_empty_residual_falls_back_to_p():
 
 @pytest.mark.rubric("sampled_distribution")
 def test_target_probability_zero_rejects_even_with_u_zero():
+    """Rules: Accept or reject; Residual or bonus"""
     q = [[[0.5, 0.5, 0.0]]]
     p = [[[0.0, 0.25, 0.75], [1.0, 0.0, 0.0]]]
     out = call([[0]], [1], q, p, [[0.0]], [0.1])
@@ -72,6 +75,7 @@ def test_target_probability_zero_rejects_even_with_u_zero():
 
 @pytest.mark.rubric("sampled_distribution")
 def test_ngram_draft_residual_removes_the_drafted_token():
+    """Rules: Accept or reject; Residual or bonus; Draw"""
     # q one-hot on token 1: accept iff u < p(1) = 0.5. Rejected: residual = p without token 1.
     q = [[[0.0, 1.0, 0.0, 0.0]]] * 2
     p = [[[0.25, 0.5, 0.125, 0.125], [0.0, 0.0, 0.0, 1.0]]] * 2
@@ -84,6 +88,7 @@ def test_ngram_draft_residual_removes_the_drafted_token():
 
 @pytest.mark.rubric("sampled_distribution")
 def test_bonus_comes_from_the_rows_own_position():
+    """Rules: Residual or bonus; Padding"""
     V = 3
     q = np.zeros((2, 3, V))
     q[:, :, 0] = 1.0
@@ -101,6 +106,7 @@ def test_bonus_comes_from_the_rows_own_position():
 
 @pytest.mark.rubric("sampled_distribution")
 def test_uniform_zero_never_draws_a_token_without_mass():
+    """Rule: Draw"""
     # Row 0: bonus from p = [0, 0, .5, .5]; row 1: rejected, residual [0, .25, 0, .25].
     q = np.array([[[0.25, 0.25, 0.25, 0.25]], [[0.5, 0.25, 0.25, 0.0]]])
     p = np.array([[[0.25, 0.25, 0.25, 0.25], [0.0, 0.0, 0.5, 0.5]],
@@ -114,6 +120,7 @@ def test_uniform_zero_never_draws_a_token_without_mass():
 
 @pytest.mark.rubric("sampled_distribution")
 def test_k_zero_draws_from_the_target():
+    """Rules: Residual or bonus; Result"""
     p = np.array([[[0.25, 0.25, 0.5]], [[1.0, 0.0, 0.0]]])
     out = call(np.zeros((2, 0), dtype=np.int64), [0, 0], np.zeros((2, 0, 3)), p,
                np.zeros((2, 0)), [0.6, 0.999])
@@ -121,17 +128,23 @@ def test_k_zero_draws_from_the_target():
 
 
 @pytest.mark.rubric("sampled_distribution")
-@pytest.mark.parametrize("case", ["draft id", "negative prob", "u_accept=1", "u_sample<0",
-                                  "q shape", "num_draft>K"])
+@pytest.mark.parametrize("case", ["draft id", "negative draft id", "negative prob",
+                                  "negative draft prob", "u_accept=1", "u_sample<0", "q shape",
+                                  "num_draft>K"])
 def test_bad_sampled_input_raises_value_error(case):
+    """Rule: Bad arrays"""
     draft, num = np.array([[1]]), np.array([1])
     q = np.array([[[0.5, 0.5]]])
     p = np.array([[[0.5, 0.5], [0.5, 0.5]]])
     ua, us = np.array([[0.5]]), np.array([0.5])
     if case == "draft id":
         draft = np.array([[2]])
+    elif case == "negative draft id":
+        draft = np.array([[-1]])
     elif case == "negative prob":
         p = np.array([[[1.5, -0.5], [0.5, 0.5]]])
+    elif case == "negative draft prob":
+        q = np.array([[[1.5, -0.5]]])
     elif case == "u_accept=1":
         ua = np.array([[1.0]])
     elif case == "u_sample<0":
@@ -203,6 +216,7 @@ def check_fit(observed: np.ndarray, probs: np.ndarray, what: str) -> None:
 
 @pytest.mark.rubric("sampled_distribution")
 def test_first_emitted_token_follows_the_target():
+    """Rule: Target distribution"""
     out, _ = markov_batch(seed=1234)
     p0 = markov_model()[0]
     counts = np.bincount([e[0] for _, e in out], minlength=V)
@@ -211,6 +225,7 @@ def test_first_emitted_token_follows_the_target():
 
 @pytest.mark.rubric("sampled_distribution")
 def test_second_emitted_token_given_the_first_follows_the_target():
+    """Rule: Target distribution"""
     out, _ = markov_batch(seed=4321)
     P = markov_model()[2]
     counts = np.zeros((V, V))
@@ -224,6 +239,7 @@ def test_second_emitted_token_given_the_first_follows_the_target():
 
 @pytest.mark.rubric("sampled_distribution")
 def test_every_later_token_given_the_one_before_follows_the_target():
+    """Rule: Target distribution"""
     out, _ = markov_batch(seed=777)
     P = markov_model()[2]
     counts = np.zeros((V, V))
@@ -271,6 +287,7 @@ def accepted_closed_form(alpha: np.ndarray) -> np.ndarray:
 
 @pytest.mark.rubric("sampled_distribution")
 def test_number_accepted_follows_the_closed_form():
+    """Rules: Target distribution; Accept or reject"""
     q, p = fixed_model()
     out = fixed_batch(q, p, seed=99)
     alpha = np.minimum(p[:4], q).sum(axis=1)
@@ -282,6 +299,7 @@ def test_number_accepted_follows_the_closed_form():
 
 @pytest.mark.rubric("sampled_distribution")
 def test_token_at_each_position_follows_the_target():
+    """Rule: Target distribution"""
     q, p = fixed_model()
     out = fixed_batch(q, p, seed=2024)
     counts = np.zeros((5, V))
@@ -294,6 +312,7 @@ def test_token_at_each_position_follows_the_target():
 
 @pytest.mark.rubric("sampled_distribution")
 def test_ngram_drafts_follow_the_target():
+    """Rule: Target distribution"""
     q_tokens = [0, 5, 2, 0]
     q = np.zeros((4, V))
     q[np.arange(4), q_tokens] = 1.0
@@ -399,6 +418,7 @@ def check_exact(batch: dict[str, Any]) -> None:
 @pytest.mark.rubric("sampled_distribution")
 @given(sampled_batches())
 def test_rejection_sampling_matches_the_exact_rule(batch):
+    """Rules: Accept or reject; Residual or bonus; Draw; Result; Padding"""
     check_exact(batch)
 
 
@@ -434,4 +454,5 @@ def rejected_rows(draw: Any) -> dict[str, Any]:
 @pytest.mark.rubric("sampled_distribution")
 @given(rejected_rows())
 def test_residual_draw_matches_the_exact_rule(batch):
+    """Rule: Residual or bonus"""
     check_exact(batch)

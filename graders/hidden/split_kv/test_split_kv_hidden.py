@@ -60,6 +60,7 @@ def stack(parts):
 @pytest.mark.rubric("partial_attention")
 @given(case=sequences(), scale=scales)
 def test_partial_matches_attention(case, scale):
+    """Rules: Attention over one split; Float64 accuracy"""
     q, k, v, valid = case
     assume(k.shape[0] > 0 and (valid is None or valid.any()))
     check_result(sk.attend_partial(q, k, v, scale, valid), attention(q, k, v, scale, valid),
@@ -68,6 +69,7 @@ def test_partial_matches_attention(case, scale):
 
 @pytest.mark.rubric("partial_attention")
 def test_gqa_mapping_is_h_div_group_not_h_mod_kv():
+    """Rule: Attention over one split"""
     # 4 query heads over 2 kv heads: head 1 reads kv head 0 (1 // 2), not kv head 1 (1 % 2).
     q = np.ones((4, 1))
     k = np.array([[[1.0], [-1.0]], [[0.0], [0.0]]])       # key 0 prefers kv head 0's value
@@ -78,7 +80,8 @@ def test_gqa_mapping_is_h_div_group_not_h_mod_kv():
 
 @pytest.mark.rubric("partial_attention")
 def test_an_int_scale_is_a_number():
-    # The prompt asks for a finite number above 0 (only a bool is a TypeError): 2 is one.
+    """Rules: Attention over one split; Batched decode"""
+    # The prompt asks for a finite real number above 0 (a bool, str or None is a TypeError): 2 is one.
     rng = np.random.default_rng(12)
     q, k, v = random_case(rng, n=5, q_heads=2, kv_heads=1)
     check_result(sk.attend_partial(q, k, v, 2), attention(q, k, v, 2.0), "attend_partial with scale=2 (an int)")
@@ -105,6 +108,7 @@ def partitions(draw):
 @pytest.mark.rubric("exact_merge")
 @given(case=partitions(), scale=scales)
 def test_merge_of_any_partition_equals_full_attention(case, scale):
+    """Rule: The merge"""
     q, k, v, labels, order = case
     parts = [attention(q, k, v, scale, labels == s) for s in order]
     check_result(sk.merge_partials(*stack(parts)), attention(q, k, v, scale),
@@ -115,6 +119,7 @@ def test_merge_of_any_partition_equals_full_attention(case, scale):
 @pytest.mark.rubric("exact_merge")
 @given(case=partitions(), scale=scales)
 def test_own_partials_merge_to_full_attention(case, scale):
+    """Rules: The merge; Attention over one split"""
     q, k, v, labels, order = case
     parts = [sk.attend_partial(q, k, v, scale, labels == s) for s in order]
     check_result(sk.merge_partials(*stack(parts)), attention(q, k, v, scale),
@@ -124,6 +129,7 @@ def test_own_partials_merge_to_full_attention(case, scale):
 @pytest.mark.rubric("exact_merge")
 @given(case=partitions(), scale=scales)
 def test_merge_is_associative(case, scale):
+    """Rule: The merge"""
     q, k, v, labels, order = case
     assume(len(order) >= 2)
     parts = [attention(q, k, v, scale, labels == s) for s in order]
@@ -134,6 +140,7 @@ def test_merge_is_associative(case, scale):
 
 @pytest.mark.rubric("exact_merge")
 def test_merge_over_batch_and_heads_axes():
+    """Rule: The merge"""
     rng = np.random.default_rng(7)
     outs = rng.normal(size=(3, 2, 4, 5))
     lses = rng.normal(size=(3, 2, 4)) * 3
@@ -145,6 +152,7 @@ def test_merge_over_batch_and_heads_axes():
 
 @pytest.mark.rubric("exact_merge")
 def test_a_single_partial_is_returned_as_is():
+    """Rule: The merge"""
     outs = np.array([[[1.5, -2.0]]])
     lses = np.array([[0.25]])
     check_result(sk.merge_partials(outs, lses), (outs[0], lses[0]), "merge of one partial")
@@ -162,6 +170,7 @@ def merge_oracle(outs, lses):
 
 @pytest.mark.rubric("exact_merge")
 def test_float32_partials_are_merged_in_float64():
+    """Rules: The merge; Float64 accuracy"""
     # "Inputs may be float32 or float64; compute and return float64": the float32 values are
     # exact inputs, the merge of them is computed in float64.
     rng = np.random.default_rng(13)
@@ -173,6 +182,7 @@ def test_float32_partials_are_merged_in_float64():
 
 @pytest.mark.rubric("exact_merge")
 def test_merge_with_no_rest_axes():
+    """Rule: The merge"""
     # outs (S, dv) and lses (S,): one head's partials; rest is empty and the result is
     # out (dv,) and a 0-d lse.
     # A numpy scalar (np.float64) is as good as a 0-d array: both have shape ().
@@ -196,6 +206,7 @@ def test_merge_with_no_rest_axes():
 @pytest.mark.rubric("empty_splits")
 @given(case=sequences(), scale=scales)
 def test_no_counted_key_gives_zeros_and_minus_inf(case, scale):
+    """Rule: Attention over one split"""
     q, k, v, _ = case
     n = k.shape[0]
     want = (np.zeros((q.shape[0], v.shape[2])), np.full(q.shape[0], -np.inf))
@@ -207,6 +218,7 @@ def test_no_counted_key_gives_zeros_and_minus_inf(case, scale):
 @pytest.mark.rubric("empty_splits")
 @given(case=partitions(), scale=scales, garbage=st.sampled_from([np.nan, np.inf, 1e300, 7.0]))
 def test_empty_partials_outputs_are_ignored(case, scale, garbage):
+    """Rule: The merge"""
     q, k, v, labels, order = case
     parts = [attention(q, k, v, scale, labels == s) for s in order]
     outs, lses = stack(parts)
@@ -218,6 +230,7 @@ def test_empty_partials_outputs_are_ignored(case, scale, garbage):
 @pytest.mark.rubric("empty_splits")
 @given(splits=st.integers(1, 5), heads=st.integers(1, 3), garbage=st.sampled_from([0.0, np.nan]))
 def test_all_empty_merge_is_zeros_and_minus_inf(splits, heads, garbage):
+    """Rule: The merge"""
     outs = np.full((splits, heads, 2), garbage)
     lses = np.full((splits, heads), -np.inf)
     check_result(sk.merge_partials(outs, lses), (np.zeros((heads, 2)), np.full(heads, -np.inf)),
@@ -226,6 +239,7 @@ def test_all_empty_merge_is_zeros_and_minus_inf(splits, heads, garbage):
 
 @pytest.mark.rubric("empty_splits")
 def test_some_heads_empty_others_not():
+    """Rule: The merge"""
     outs = np.array([[[1.0], [np.nan]], [[3.0], [np.nan]]])
     lses = np.array([[0.0, -np.inf], [0.0, -np.inf]])
     check_result(sk.merge_partials(outs, lses), (np.array([[2.0], [0.0]]), np.array([np.log(2.0), -np.inf])),
@@ -235,6 +249,7 @@ def test_some_heads_empty_others_not():
 @pytest.mark.rubric("empty_splits")
 @given(num_keys=st.integers(0, 200), block=st.integers(1, 20), splits=st.integers(1, 24))
 def test_split_ranges_are_whole_blocks_with_empty_tail(num_keys, block, splits):
+    """Rule: The splits"""
     got = sk.split_ranges(num_keys, block, splits)
     want = ranges_oracle(num_keys, block, splits)
     assert [tuple(r) for r in got] == want, (
@@ -252,6 +267,7 @@ def test_split_ranges_are_whole_blocks_with_empty_tail(num_keys, block, splits):
     ((100, 7, 1), [(0, 100)]),
 ])
 def test_split_ranges_cases(args, want):
+    """Rule: The splits"""
     assert [tuple(r) for r in sk.split_ranges(*args)] == want, f"split_ranges{args}"
 
 
@@ -261,6 +277,7 @@ def test_split_ranges_cases(args, want):
 @pytest.mark.rubric("stability")
 @given(case=sequences(), scale=st.sampled_from([1.0, 0.5]), sign=st.sampled_from([1.0, -1.0]))
 def test_scores_offset_by_1e4(case, scale, sign):
+    """Rule: Attention over one split"""
     q, k, v, valid = case
     assume(k.shape[0] > 0)
     q = np.concatenate([np.full((q.shape[0], 1), 100.0), q.astype(np.float64)], axis=1)
@@ -273,6 +290,7 @@ def test_scores_offset_by_1e4(case, scale, sign):
 @pytest.mark.rubric("stability")
 @given(case=partitions(), offset=st.sampled_from([1e4, -1e4, 3e4]))
 def test_merge_of_large_lse(case, offset):
+    """Rule: The merge"""
     q, k, v, labels, order = case
     parts = [attention(q, k, v, 1.0, labels == s) for s in order]
     outs, lses = stack(parts)
@@ -283,6 +301,7 @@ def test_merge_of_large_lse(case, offset):
 
 @pytest.mark.rubric("stability")
 def test_merge_of_far_apart_lse():
+    """Rule: The merge"""
     outs = np.array([[[1.0]], [[5.0]], [[9.0]]])
     lses = np.array([[1e4], [-1e4], [1e4 - 800.0]])       # exp of the differences underflows
     check_result(sk.merge_partials(outs, lses), (np.array([[1.0]]), np.array([1e4])),
@@ -291,6 +310,7 @@ def test_merge_of_far_apart_lse():
 
 @pytest.mark.rubric("stability")
 def test_masked_keys_far_above_the_counted_ones():
+    """Rule: Attention over one split"""
     # Masked keys do not count, whatever their scores: shifting by a masked key's score
     # (1e4 above the counted ones) underflows every counted weight to 0.
     q = np.array([[100.0, 1.0], [1.0, 0.5]])
@@ -303,6 +323,7 @@ def test_masked_keys_far_above_the_counted_ones():
 
 @pytest.mark.rubric("stability")
 def test_cache_past_the_length_holds_large_scores():
+    """Rule: Batched decode"""
     # Keys at or past a sequence's length are masked; a cache may hold anything there.
     rng = np.random.default_rng(14)
     q = np.concatenate([np.full((2, 2, 1), 100.0), rng.normal(size=(2, 2, 3))], axis=2)
@@ -317,6 +338,7 @@ def test_cache_past_the_length_holds_large_scores():
 
 @pytest.mark.rubric("stability")
 def test_heads_with_far_apart_scores():
+    """Rule: Attention over one split"""
     # Each head is its own softmax: head 0 scores ~1e4, head 1 ~1, in the same call.
     rng = np.random.default_rng(15)
     q = np.concatenate([np.array([[100.0], [0.0], [-100.0]]), rng.normal(size=(3, 3))], axis=1)
@@ -328,6 +350,7 @@ def test_heads_with_far_apart_scores():
 
 @pytest.mark.rubric("stability")
 def test_merge_positions_with_far_apart_lse():
+    """Rule: The merge"""
     # Every (batch, head) position is its own merge: lse ~1e4 at one, ~0 and ~-1e4 at others.
     rng = np.random.default_rng(16)
     outs = rng.normal(size=(3, 2, 2, 4))
@@ -358,6 +381,7 @@ def batches(draw):
 @pytest.mark.rubric("batched_decode")
 @given(case=batches(), scale=scales)
 def test_split_kv_decode_is_attention_over_each_context(case, scale):
+    """Rule: Batched decode"""
     q, kc, vc, lens, block, splits = case
     check_result(sk.split_kv_decode(q, kc, vc, lens, scale, block, splits),
                  decode_oracle(q, kc, vc, lens, scale),
@@ -367,6 +391,7 @@ def test_split_kv_decode_is_attention_over_each_context(case, scale):
 @pytest.mark.rubric("batched_decode")
 @given(case=batches(), scale=scales)
 def test_decode_partials_are_the_shared_splits(case, scale):
+    """Rules: Batched decode; The splits"""
     q, kc, vc, lens, block, splits = case
     got = sk.decode_partials(q, kc, vc, lens, scale, block, splits)
     outs, lses = (np.asarray(x) for x in got)
@@ -384,6 +409,7 @@ def test_decode_partials_are_the_shared_splits(case, scale):
 
 @pytest.mark.rubric("batched_decode")
 def test_float32_caches_are_computed_in_float64():
+    """Rules: Batched decode; Float64 accuracy"""
     # "Inputs may be float32 or float64; compute and return float64": the float32 values are
     # exact inputs; q * scale rounded to float32 is already off by ~1e-8.
     rng = np.random.default_rng(17)
@@ -409,6 +435,7 @@ fractions = st.sampled_from([(4, 5), (17, 20), (1, 1), (1, 2), (3, 4), (9, 10), 
        sms=st.one_of(st.sampled_from([78, 84, 108, 114, 132, 148]), st.integers(1, 160)),
        max_splits=st.one_of(st.just(128), st.integers(1, 128)), fill=fractions, near=fractions)
 def test_rule_matches_the_stated_rule(batch, heads, nb, sms, max_splits, fill, near):
+    """Rules: The split count; Full grid; Candidates; Eligible counts; Best; Smallest near the best"""
     want = rule(batch, heads, nb, sms, max_splits, fill, near)
     got = sk.choose_num_splits(batch, heads, nb, sms, max_splits, fill, near)
     assert got == want, (f"choose_num_splits({batch}, {heads}, {nb}, {sms}, {max_splits}, {fill}, "
@@ -426,6 +453,7 @@ TIES = [  # (batch, q_heads, num_kv_blocks, num_sms) -> count; an efficiency equ
 @pytest.mark.rubric("split_rule")
 @pytest.mark.parametrize("args, want", TIES, ids=[str(a) for a, _ in TIES])
 def test_exact_ties_at_the_efficiency_threshold(args, want):
+    """Rule: Smallest near the best"""
     b, h, nb, sms = args
     assert rule(*args) == want
     assert efficiency(b * h, want, sms) == Fraction(17, 20) * max(
@@ -443,6 +471,7 @@ FILL_TIES = [((1, 4, 100, 5), (4, 5)), ((2, 52, 100, 130), (4, 5)), ((1, 66, 100
 @pytest.mark.rubric("split_rule")
 @pytest.mark.parametrize("args, fill", FILL_TIES, ids=[str(a) for a, _ in FILL_TIES])
 def test_work_exactly_at_the_fill_threshold_is_one_split(args, fill):
+    """Rule: Full grid"""
     b, h, _, sms = args
     assert b * h == Fraction(*fill) * sms
     got = sk.choose_num_splits(*args, fill_fraction=fill)
@@ -463,6 +492,7 @@ def test_work_exactly_at_the_fill_threshold_is_one_split(args, fill):
     ((1, 120, 64, 132), 1),             # 120 >= 0.8 * 132
 ])
 def test_rule_cases(args, want):
+    """Rules: Candidates; Eligible counts; Best; Smallest near the best"""
     got = sk.choose_num_splits(*args)
     assert got == want, f"choose_num_splits{args}: expected {want}, got {got!r}"
 
@@ -470,6 +500,7 @@ def test_rule_cases(args, want):
 @pytest.mark.rubric("split_rule")
 @given(work=st.integers(1, 300), s=st.integers(1, 300), sms=st.integers(1, 300))
 def test_wave_efficiency_exact(work, s, sms):
+    """Rule: The split count"""
     want = efficiency(work, s, sms)
     got = sk.wave_efficiency(work, s, sms)
     assert isinstance(got, tuple) and len(got) == 2 and all(type(x) is int for x in got), (
@@ -484,6 +515,7 @@ def test_wave_efficiency_exact(work, s, sms):
     ((1, 86, 64, 108), 5),      # 86 < 86.4
 ])
 def test_work_just_below_a_fractional_fill_threshold(args, want):
+    """Rule: Full grid"""
     assert rule(*args) == want
     got = sk.choose_num_splits(*args)
     assert got == want, f"choose_num_splits{args}: work {args[0] * args[1]} < 0.8 x {args[3]}: expected {want}, got {got!r}"
@@ -524,6 +556,9 @@ BAD = [
     ("attend_partial", (Q1, K1, V1, float("inf")), {}, ValueError, "infinite scale"),
     ("attend_partial", (Q1, K1, V1, float("nan")), {}, ValueError, "NaN scale"),
     ("attend_partial", (Q1, K1, V1, True), {}, TypeError, "bool scale"),
+    ("attend_partial", (Q1, K1, V1, "1.0"), {}, TypeError, "a str scale"),
+    ("attend_partial", (Q1, K1, V1, None), {}, TypeError, "a None scale"),
+    ("attend_partial", (Q1, K1, V1, 1.0, [True, False, True]), {}, TypeError, "a list of bools as the mask"),
     ("attend_partial", (Q1, K1, V1, 1.0, np.array([1, 0, 1])), {}, TypeError, "an int 0/1 mask"),
     ("attend_partial", (Q1, K1, V1, 1.0, np.array([True, False])), {}, ValueError, "mask of 2 for 3 keys"),
     ("merge_partials", (np.zeros((0, 2, 3)), np.zeros((0, 2))), {}, ValueError, "no partials"),
@@ -581,6 +616,11 @@ BAD = [
     ("decode_partials", (QB, KB, VB, [5.0, 3.0], 1.0, 2, 2), {}, TypeError, "float context lengths"),
     ("decode_partials", (QB, KB, VB, np.array([5.0, 3.0]), 1.0, 2, 2), {}, TypeError, "float array of lengths"),
     ("split_kv_decode", (QB, KB, VB, [True, False], 1.0, 2, 2), {}, TypeError, "bool context lengths"),
+    # shapes that do not fit raise even when every length is 0 (no split counts a key)
+    ("decode_partials", (np.ones((2, 3, 4)), np.ones((2, 5, 2, 4)), np.ones((2, 5, 2, 2)), [0, 0], 1.0, 2, 2),
+     {}, ValueError, "decode: 3 query heads over 2 kv heads, all lengths 0"),
+    ("split_kv_decode", (QB, np.ones((2, 5, 1, 3)), VB, [0, 0], 1.0, 2, 2), {}, ValueError,
+     "decode: q head dim 4, k_cache head dim 3, all lengths 0"),
 ]
 
 
@@ -594,6 +634,7 @@ def test_bad_input_raises_named_errors(fn, args, kwargs, error, why):
 @pytest.mark.rubric("bad_input")
 @pytest.mark.parametrize("seed", [11, 12])
 def test_inputs_are_not_modified(seed):
+    """Rule: Bad input"""
     # The arrays reach the implementation read-only in both modes (graders/support/inputs.py):
     # an in-place write raises there and fails this call.
     rng = np.random.default_rng(seed)

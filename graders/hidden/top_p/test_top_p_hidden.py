@@ -112,6 +112,7 @@ def check_against_model(x, t, p, k=None, what=""):
 @pytest.mark.rubric("order_independent_ties")
 @given(data=st.data())
 def test_tied_rows_match_the_model_and_permute(data):
+    """Rules: Ties; Nucleus; Order independence; Banned tokens"""
     x = data.draw(tie_rows())
     t, p, _ = data.draw(params(x))
     got = check_against_model(x, t, p, what="tie-heavy rows: ")
@@ -138,7 +139,10 @@ def test_minus_zero_ties_with_zero(row, t):
 @pytest.mark.parametrize("low", [-1000.0, -5000.0, -1e6])
 def test_a_row_is_judged_on_its_own_values(low):
     """The prompt: row b of the answer is a function of the values in row b. A softmax
-    stabilised with the batch's maximum instead of the row's underflows a low row."""
+    stabilised with the batch's maximum instead of the row's underflows a low row.
+
+    Rule: Order independence
+    """
     x = np.array([[low, low - 1.0, low - 3.0], [0.0, 0.0, 5.0]])
     t, p = arr(1.0, 1.0), arr(0.9, 0.9)
     together = check_against_model(x, t, p, what=f"a row near {low} beside a row near 0: ")
@@ -150,6 +154,7 @@ def test_a_row_is_judged_on_its_own_values(low):
 
 @pytest.mark.rubric("order_independent_ties")
 def test_bf16_128k_rows_match_the_model_under_permutation():
+    """Rules: Order independence; Nucleus"""
     x = big_rows(11, [1.0, 2.5, 4.0], bf16=True)
     t = arr(1.0, 0.7, 1.3)
     p = clear_ps(x, t, arr(0.9, 0.5, 0.95))
@@ -162,6 +167,7 @@ def test_bf16_128k_rows_match_the_model_under_permutation():
 
 @pytest.mark.rubric("order_independent_ties")
 def test_float32_128k_rows_match_the_model():
+    """Rules: Nucleus; Probabilities"""
     x = big_rows(13, [1.0, 3.0], bf16=False)
     t = arr(0.8, 1.6)
     p = clear_ps(x, t, arr(0.7, 0.92))
@@ -178,8 +184,13 @@ def test_float32_128k_rows_match_the_model():
     ([0.7, 0.1, 0.1, 0.1], 0.7, 1),
     ([0.4, 0.3, 0.2, 0.1], 0.9, 3),
     ([0.4, 0.3, 0.2, 0.1], 0.95, 4),
+    # the tolerance is exactly 1e-6, absolute: short by 5e-7 or 9e-7 is enough, 1.5e-6 is not
+    ([0.5, 0.3 - 5e-7, 0.2 + 5e-7], 0.8, 2),
+    ([0.3 - 9e-7, 0.25, 0.25, 0.2 + 9e-7], 0.3, 1),
+    ([0.5, 0.3 - 1.5e-6, 0.2 + 1.5e-6], 0.8, 3),
 ])
 def test_tolerance_and_ties_on_exact_probabilities(probs, p, kept):
+    """Rules: Tolerance; Nucleus"""
     rng = np.random.default_rng(len(probs))
     perm = rng.permutation(len(probs))
     x = np.log(np.array([probs], dtype=np.float64))[:, perm]
@@ -193,6 +204,7 @@ def test_tolerance_and_ties_on_exact_probabilities(probs, p, kept):
 @pytest.mark.rubric("order_independent_ties")
 @pytest.mark.parametrize("p", [1e-12, 1e-7, 5e-324])
 def test_tiny_p_keeps_the_tied_maxima_of_a_bf16_row(p):
+    """Rule: Nucleus"""
     x = big_rows(17, [2.0, 0.5], bf16=True)
     x[1, [5, 900, 131000]] = x[1].max()        # several maxima tied on purpose
     t, pp = arr(1.0, 2.0), arr(p, p)
@@ -202,6 +214,7 @@ def test_tiny_p_keeps_the_tied_maxima_of_a_bf16_row(p):
 
 @pytest.mark.rubric("order_independent_ties")
 def test_huge_logits_and_small_temperatures_do_not_overflow():
+    """Rule: Probabilities"""
     x = big_rows(19, [1.0, 1.0], bf16=False, offset=5000.0)   # float32 spacing: heavy ties
     t = arr(0.01, 0.5)
     p = clear_ps(x, t, arr(0.9, 0.9))
@@ -213,6 +226,7 @@ def test_huge_logits_and_small_temperatures_do_not_overflow():
 @pytest.mark.rubric("order_independent_ties")
 @pytest.mark.parametrize("dtype", [np.float16, np.float64])
 def test_other_float_dtypes(dtype):
+    """Rule: Probabilities"""
     rng = np.random.default_rng(23)
     x = (rng.standard_normal((3, 3000)) * 2).astype(dtype)
     t = arr(1.0, 0.6, 2.0)
@@ -223,6 +237,7 @@ def test_other_float_dtypes(dtype):
 @pytest.mark.rubric("order_independent_ties")
 @given(data=st.data())
 def test_a_row_does_not_depend_on_the_other_rows(data):
+    """Rule: Order independence"""
     x = data.draw(tie_rows(max_rows=4))
     t, p, k = data.draw(params(x, greedy_share=0.3, with_k=True))
     together = np.asarray(tp.kept_mask(x, t, p, top_k=k))
@@ -235,6 +250,7 @@ def test_a_row_does_not_depend_on_the_other_rows(data):
 # ================================================================== p_one
 @pytest.mark.rubric("p_one")
 def test_p_one_keeps_all_of_three_128k_rows():
+    """Rules: p >= 1 switches top-p off; Banned tokens"""
     x = big_rows(29, [1.0, 6.0, 3.0], bf16=False)
     rng = np.random.default_rng(30)
     x[2, rng.choice(V, 5000, replace=False)] = -np.inf
@@ -245,6 +261,7 @@ def test_p_one_keeps_all_of_three_128k_rows():
 
 @pytest.mark.rubric("p_one")
 def test_p_one_on_bf16_rows_and_tiny_temperature():
+    """Rule: p >= 1 switches top-p off"""
     x = big_rows(31, [2.0, 8.0], bf16=True)
     x[0, ::7] = -np.inf
     t, p = arr(1.0, 0.01), arr(1.0, 1.0)     # at T=0.01 nearly every weight underflows
@@ -255,6 +272,7 @@ def test_p_one_on_bf16_rows_and_tiny_temperature():
 @pytest.mark.rubric("p_one")
 @given(data=st.data())
 def test_p_one_small_rows_never_keep_minus_inf(data):
+    """Rules: p >= 1 switches top-p off; Banned tokens"""
     x = data.draw(tie_rows())
     t, p, _ = data.draw(params(x, p_one_share=1.0))
     h.check_mask(tp.kept_mask(x, t, p), np.isfinite(x), x, t, p,
@@ -262,7 +280,24 @@ def test_p_one_small_rows_never_keep_minus_inf(data):
 
 
 @pytest.mark.rubric("p_one")
+def test_infinite_p_switches_top_p_off():
+    """top_p = inf is >= 1, not an error: it keeps every finite token top-k kept.
+
+    Rule: p >= 1 switches top-p off
+    """
+    x = np.array([[0.0, -30.0, -np.inf, 2.0, -800.0], [1.0, 1.0, -2.0, -np.inf, 0.5]])
+    t, p, k = arr(1.0, 0.5), arr(np.inf, np.inf), ints(0, 2)
+    want = np.isfinite(x)
+    want[1, [2, 4]] = False                      # top_k = 2 keeps the two tied maxima
+    h.check_mask(tp.kept_mask(x, t, p, top_k=k), want, x, t, p, k,
+                 what="top_p = inf keeps every finite token of the top-k set: ")
+    got = np.asarray(tp.sample(x, t, p, u=arr(0.99, 0.75), top_k=k))
+    assert got.tolist() == [3, 1], f"top_p = inf: expected samples [3, 1], got {got.tolist()}"
+
+
+@pytest.mark.rubric("p_one")
 def test_p_one_with_top_k_keeps_exactly_the_top_k_set():
+    """Rules: p >= 1 switches top-p off; Top-k"""
     x = big_rows(37, [2.0], bf16=True)
     x = np.concatenate([x, x])
     x[1, :100] = -np.inf
@@ -313,6 +348,21 @@ def test_greedy_on_128k_bf16_rows_returns_the_lowest_tied_maximum():
 
 
 @pytest.mark.rubric("greedy")
+def test_float64_logits_closer_than_float32_spacing_are_not_tied():
+    """Rules: Ties; Greedy
+
+    Tied means equal as given: float64 logits 1e-12 apart are different, so T = 0 keeps the
+    larger one alone (rounding them to float32 first would tie them)."""
+    x = np.array([[1.0, 1.0 + 1e-12, 0.5, 1.0 + 1e-12], [1.0 + 1e-12, 1.0, 0.5, 1.0]])
+    t, p = np.zeros(2), arr(0.9, 0.9)
+    want = np.array([[False, True, False, True], [True, False, False, False]])
+    h.check_mask(tp.kept_mask(x, t, p), want, x, t, p,
+                 what="float64 logits 1e-12 apart at T = 0: ")
+    got = np.asarray(tp.sample(x, t, p, u=arr(0.5, 0.5)))
+    assert got.tolist() == [1, 0], f"T = 0 must return [1, 0], got {got.tolist()}"
+
+
+@pytest.mark.rubric("greedy")
 def test_greedy_ignores_top_k_and_top_p():
     x = np.array([[1.0, 7.0, 7.0, 3.0, 7.0, -np.inf]] * 3)
     t, p, k = np.zeros(3), arr(1.0, 1e-9, 0.999), ints(1, 5, 0)
@@ -336,6 +386,7 @@ def test_greedy_with_negative_maxima_and_banned_tokens():
 @pytest.mark.rubric("topk_then_topp")
 @given(data=st.data())
 def test_top_k_then_top_p_matches_the_model(data):
+    """Rules: Top-k, then top-p; Nucleus"""
     x = data.draw(tie_rows())
     t, p, k = data.draw(params(x, with_k=True, p_one_share=0.2))
     check_against_model(x, t, p, k, what="top-k then top-p: ")
@@ -353,6 +404,7 @@ def test_top_k_then_top_p_matches_the_model(data):
     ([0.1, 0.3, 0.2, 0.4], 1, 0.99, [3]),
 ])
 def test_top_p_is_applied_to_the_renormalized_top_k_set(probs, k, p, kept):
+    """Rules: Top-k, then top-p; Probabilities"""
     x = np.log(np.array([probs]))
     want = np.zeros((1, len(probs)), dtype=bool)
     want[0, kept] = True
@@ -363,6 +415,7 @@ def test_top_p_is_applied_to_the_renormalized_top_k_set(probs, k, p, kept):
 
 @pytest.mark.rubric("topk_then_topp")
 def test_top_k_larger_than_the_finite_count_keeps_no_minus_inf():
+    """Rules: Top-k; Banned tokens"""
     x = np.array([[0.0, -np.inf, 1.0, -np.inf, 1.0, -np.inf]] * 3)
     t, p, k = np.ones(3), arr(1.0, 0.99, 1.0), ints(5, 4, 1000)
     want = np.tile(np.isfinite(x[0]), (3, 1))
@@ -372,6 +425,7 @@ def test_top_k_larger_than_the_finite_count_keeps_no_minus_inf():
 
 @pytest.mark.rubric("topk_then_topp")
 def test_per_row_top_k_on_bf16_128k_rows():
+    """Rules: Top-k; Order independence"""
     x = big_rows(43, [2.0, 2.0, 3.0, 1.0], bf16=True)
     t, k = arr(1.0, 0.8, 1.2, 1.0), ints(1, 40, 5000, 0)
     p = clear_ps(x, t, arr(0.6, 0.9, 0.97, 0.3), k)
@@ -385,6 +439,7 @@ def test_per_row_top_k_on_bf16_128k_rows():
 @pytest.mark.rubric("deterministic_sampling")
 @given(data=st.data())
 def test_sample_is_the_inverse_cdf_in_token_id_order(data):
+    """Rule: Sampling"""
     x = data.draw(tie_rows())
     t, p, k = data.draw(params(x, greedy_share=0.1, with_k=data.draw(st.booleans()),
                                p_one_share=0.2))
@@ -398,6 +453,7 @@ def test_sample_is_the_inverse_cdf_in_token_id_order(data):
 @pytest.mark.rubric("deterministic_sampling")
 @pytest.mark.parametrize("bf16", [False, True])
 def test_sample_on_128k_rows(bf16):
+    """Rule: Sampling"""
     x = big_rows(47 + bf16, [1.0, 2.0, 3.0, 2.0], bf16=bf16)
     t, k = arr(1.0, 0.7, 1.4, 1.0), ints(0, 0, 2000, 0)
     p = clear_ps(x, t, arr(0.9, 0.5, 0.95, 1.0), k)
@@ -407,18 +463,23 @@ def test_sample_on_128k_rows(bf16):
 
 
 @pytest.mark.rubric("deterministic_sampling")
-def test_tied_maxima_at_a_small_positive_temperature_are_sampled_by_u():
+@pytest.mark.parametrize("temperature", [1e-3, 1e-7])
+def test_tied_maxima_at_a_small_positive_temperature_are_sampled_by_u(temperature):
+    """Rules: Greedy; Sampling
+
+    Only temperature == 0 is greedy: no small positive temperature is rounded to it."""
     x = np.array([[0.0, 1.0, 0.0, 5.0, 2.0, 1.0, 0.0, 5.0]] * 4)
-    t, p = np.full(4, 1e-3), np.full(4, 0.9)
+    t, p = np.full(4, temperature), np.full(4, 0.9)
     u = arr(0.0, 0.2, 0.7, 0.9999)
     got = np.asarray(tp.sample(x, t, p, u=u))
     assert got.tolist() == [3, 3, 7, 7], (
-        f"T = 1e-3 is not greedy: tied maxima 3 and 7 share the mass, u={u.tolist()} must "
+        f"T = {temperature} is not greedy: tied maxima 3 and 7 share the mass, u={u.tolist()} must "
         f"give [3, 3, 7, 7], got {got.tolist()}")
 
 
 @pytest.mark.rubric("deterministic_sampling")
 def test_extreme_u_values():
+    """Rule: Sampling"""
     x = np.array([[-np.inf, 1.0, 0.0, 2.0, 0.5, -np.inf], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]])
     t, p = arr(1.0, 1.0), arr(1.0, 0.6)
     u = np.array([0.0, np.nextafter(1.0, 0.0)])
@@ -432,8 +493,47 @@ def test_extreme_u_values():
 
 
 @pytest.mark.rubric("deterministic_sampling")
+def test_u_close_to_one_lands_on_the_last_kept_token_with_weight():
+    """Rule: Sampling
+
+    A u just below 1, in rows past the first (where an implementation that offsets each
+    row's CDF by the row number loses precision), takes the last kept token whose float64
+    weight is not 0: never a banned token, never a kept token whose weight underflowed (its
+    interval is empty; in exact arithmetic u < F of the token before it too)."""
+    x = np.array([[0.0, -800.0, -np.inf, -np.inf],
+                  [0.0, -800.0, -np.inf, -np.inf],
+                  [-np.inf, 1.0, 0.0, -np.inf],
+                  [1.0, 0.0, -1000.0, -800.0]])
+    t, p = np.ones(4), np.ones(4)
+    u = np.full(4, np.nextafter(1.0, 0.0))
+    got = np.asarray(tp.sample(x, t, p, u=u))
+    assert got.tolist() == [0, 0, 2, 1], (
+        f"u = 1 - 2^-53 must take the last kept token with nonzero weight, [0, 0, 2, 1]; got "
+        f"{got.tolist()} for logits {x.tolist()}")
+
+
+@pytest.mark.rubric("deterministic_sampling")
+def test_the_cdf_is_accumulated_in_float64():
+    """Rules: Probabilities; Sampling
+
+    One token of weight 1 and 400 of weight 5e-8: in float32, 1 + 5e-8 rounds back to 1,
+    so a float32 CDF gives the tail tokens empty intervals; u in the middle of the tail
+    must draw the tail token whose interval holds it."""
+    row = np.array([0.0] + [math.log(5e-8)] * 400)
+    x = np.tile(row, (3, 1))
+    t, p = np.ones(3), np.ones(3)
+    f = h.kept_cdf_row(row, 1.0, 1.0, 0)
+    u = np.array([(f[i] + f[i + 1]) / 2 for i in (50, 200, 380)])
+    want = h.model_sample(x, t, p, u)
+    assert want.tolist() == [51, 201, 381] and h.u_margin(x, t, p, u) > h.CLEAR
+    h.check_sample(tp.sample(x, t, p, u=u), want, x, t, p, u,
+                   what="a long tail of tiny weights after one large one: ")
+
+
+@pytest.mark.rubric("deterministic_sampling")
 @given(data=st.data())
 def test_sampled_token_is_kept_and_repeatable(data):
+    """Rule: Sampling"""
     x = data.draw(tie_rows())
     t, p, k = data.draw(params(x, greedy_share=0.2, with_k=True))
     u = np.array(data.draw(st.lists(st.floats(0, 0.999999), min_size=x.shape[0],
@@ -468,6 +568,7 @@ def _frequency_check(row, t, p, k, n, seed, what):
 
 @pytest.mark.rubric("distribution")
 def test_frequencies_with_ties_top_k_and_top_p():
+    """Rule: Sampling"""
     row = h.bf16_round(np.random.default_rng(53).standard_normal(32).astype(np.float32) * 1.5)
     row[[3, 9, 20]] = row.max()
     row[[4, 11]] = np.sort(row)[-8]
@@ -477,12 +578,14 @@ def test_frequencies_with_ties_top_k_and_top_p():
 
 @pytest.mark.rubric("distribution")
 def test_frequencies_at_high_temperature_and_p_one():
+    """Rule: Sampling"""
     row = np.array([3.0, -np.inf, 1.0, 1.0, 0.0, 2.5, -1.0, 0.5, 0.5, -2.0])
     _frequency_check(row, 2.5, 1.0, 0, 20_000, 55, "T=2.5, p=1: ")
 
 
 @pytest.mark.rubric("distribution")
 def test_frequencies_on_a_wide_bf16_row():
+    """Rule: Sampling"""
     row = h.bf16_round(np.random.default_rng(57).standard_normal(2048).astype(np.float32) * 2)
     _frequency_check(row, 0.6, h.clear_p(row, 0.6, 0.5), 0, 3000, 58,
                      "2048-token bf16 row, T=0.6, p=0.5: ")
@@ -520,6 +623,10 @@ def _bad(case):
         t = np.ones(3)
     elif case == "p = 0":
         p[0] = 0.0
+    elif case == "p = 0 in a greedy row":
+        t[0], p[0] = 0.0, 0.0
+    elif case == "negative k in a greedy row":
+        t[1], k = 0.0, np.array([3, -1])
     elif case == "negative p":
         p[1] = -0.5
     elif case == "NaN p":
@@ -547,13 +654,15 @@ def _bad(case):
 
 MASK_CASES = ["nan logit", "+inf logit", "row of -inf", "1-D logits", "3-D logits",
               "no tokens", "no rows", "negative T", "NaN T", "infinite T", "T shape", "p = 0",
-              "negative p", "NaN p", "p shape", "negative k", "fractional k", "k shape"]
+              "negative p", "NaN p", "p shape", "negative k", "fractional k", "k shape",
+              "p = 0 in a greedy row", "negative k in a greedy row"]
 U_CASES = ["u = 1", "negative u", "NaN u", "u shape"]
 
 
 @pytest.mark.rubric("errors")
 @pytest.mark.parametrize("case", MASK_CASES)
 def test_kept_mask_rejects_bad_input(case):
+    """Rule: Errors"""
     x, t, p, u, k = _bad(case)
     copies = [a.copy() for a in (x, t, p, k)]
     with pytest.raises(ValueError):
@@ -565,6 +674,7 @@ def test_kept_mask_rejects_bad_input(case):
 @pytest.mark.rubric("errors")
 @pytest.mark.parametrize("case", MASK_CASES + U_CASES)
 def test_sample_rejects_bad_input(case):
+    """Rule: Errors"""
     x, t, p, u, k = _bad(case)
     copies = [a.copy() for a in (x, t, p, u, k)]
     with pytest.raises(ValueError):
@@ -574,7 +684,23 @@ def test_sample_rejects_bad_input(case):
 
 
 @pytest.mark.rubric("errors")
+def test_whole_float_top_k_is_accepted():
+    """Rule: Errors
+
+    top_k given as floats with whole values is an integer top_k, not an error."""
+    x = np.array([[5.0, 4.0, 1.0, 4.0, 3.0], [0.0, 1.0, 2.0, 3.0, 4.0]])
+    t, p = np.ones(2), np.ones(2)
+    want = np.array([[True, True, False, True, False], [True] * 5])
+    for k in (np.array([2.0, 0.0]), np.array([2.0, 7.0], dtype=np.float32)):
+        h.check_mask(tp.kept_mask(x, t, p, top_k=k), want, x, t, p, k.astype(np.int64),
+                     what=f"top_k={k.tolist()} ({k.dtype}): ")
+        got = np.asarray(tp.sample(x, t, p, u=arr(0.0, 0.0), top_k=k))
+        assert got.tolist() == [0, 0], f"top_k={k.tolist()}: expected [0, 0], got {got.tolist()}"
+
+
+@pytest.mark.rubric("errors")
 def test_inputs_are_never_modified():
+    """Rules: Read-only inputs; Errors"""
     # The arrays reach the implementation read-only in both modes (graders/support/inputs.py):
     # an in-place write raises there and fails this call.
     rng = np.random.default_rng(61)
@@ -591,12 +717,14 @@ def test_inputs_are_never_modified():
 @pytest.mark.rubric("vectorised")
 @pytest.mark.parametrize("fn", ["kept_mask", "sample"])
 def test_no_python_loop_over_rows(fn):
+    """Rule: Vectorised"""
     h.check_no_loop(tp, fn, "rows")
 
 
 @pytest.mark.rubric("vectorised")
 @pytest.mark.parametrize("fn", ["kept_mask", "sample"])
 def test_no_python_loop_over_tokens(fn):
+    """Rule: Vectorised"""
     h.check_no_loop(tp, fn, "tokens")
 
 
@@ -607,4 +735,5 @@ def test_no_python_loop_over_tokens(fn):
 @pytest.mark.parametrize("direction", ["rows", "tokens"])
 @pytest.mark.parametrize("fn", ["kept_mask", "sample"])
 def test_cpu_time_within_the_references(fn, direction):
+    """Rule: Vectorised"""
     h.check_cpu(fn, direction)
