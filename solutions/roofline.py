@@ -183,7 +183,7 @@ def max_decode_tok_s_per_user(cfg: dict[str, Any], gpu: dict[str, Any], n_gpus: 
 
 def kv_max_batch(cfg: dict[str, Any], kv_cache_gib: float, ctx_len: int, tp: int,
                  kv_bytes: float) -> int:
-    budget = _num("kv_cache_gib", kv_cache_gib, positive=False) * GIB
+    budget = _num("kv_cache_gib", kv_cache_gib) * GIB
     per_seq = _int("ctx_len", ctx_len) * _Model(cfg).kv_elems_per_token(_int("tp", tp)) \
         * _num("kv_bytes", kv_bytes)
     return math.floor(budget / per_seq)

@@ -21,6 +21,7 @@ def qwen_down() -> tuple[int, int]:
 
 @pytest.mark.rubric("tiles")
 def test_tiles_example():
+    """Rule: Output tiles"""
     n, _ = qwen_down()
     exact_int(gw.output_tiles(640, n, 128, 128), 140, "640 tokens x N=3584 in 128x128 tiles: 5 x 28")
     exact_int(gw.output_tiles(512, n, 128, 128), 112, "512 tokens: 4 x 28")
@@ -28,12 +29,14 @@ def test_tiles_example():
 
 @pytest.mark.rubric("tiles")
 def test_partial_edge_tiles_count():
+    """Rule: Output tiles"""
     exact_int(gw.output_tiles(129, 128, 128, 128), 2, "M = 129 needs a second, nearly empty row of tiles")
     exact_int(gw.output_tiles(1, 1, 128, 256), 1, "a 1x1 output is still one tile")
 
 
 @pytest.mark.rubric("waves")
 def test_waves_example():
+    """Rules: Waves; Slots"""
     exact_int(gw.wave_count(140, sms(H100_SXM)), 2, "140 tiles on 132 SMs: eight tiles too many")
     exact_int(gw.wave_count(132, 132), 1, "132 tiles on 132 SMs: one full wave")
     exact_int(gw.wave_count(133, 132), 2, "one tile past a full wave starts another")
@@ -42,12 +45,14 @@ def test_waves_example():
 
 @pytest.mark.rubric("waves")
 def test_efficiency_example():
+    """Rule: Wave efficiency"""
     close(gw.wave_efficiency(140, 132), 140 / 264, "140 tiles over two waves of 132")
     assert gw.wave_efficiency(264, 132) == 1.0, "whole waves are exactly 1.0"
 
 
 @pytest.mark.rubric("waste")
 def test_time_and_waste_example():
+    """Rules: Time; Waste"""
     n, _ = qwen_down()
     close(gw.gemm_time_us(640, n, 128, 128, 132, 74.0), 148.0, "two waves of 74 us")
     close(gw.wave_waste_us(640, n, 128, 128, 132, 74.0), 124 / 132 * 74.0,
@@ -60,6 +65,7 @@ def test_time_and_waste_example():
 
 @pytest.mark.rubric("tile_fix")
 def test_best_tile_example():
+    """Rule: 1. Tile shape"""
     # DeepGEMM's example shape: 112 tiles of 128x128 vs 128 tiles of 128x112, one wave each.
     got = gw.best_tile_shape(256, 7168, 132, [(128, 128, 10.0), (128, 112, 8.75)])
     assert tuple(got[:2]) == (128, 112), f"the 128x112 tile has the shorter wave; got {got!r}"
@@ -68,6 +74,7 @@ def test_best_tile_example():
 
 @pytest.mark.rubric("split_k")
 def test_split_k_example():
+    """Rule: 2a. Split-K"""
     n, k = qwen_down()
     close(gw.split_k_time_us(640, n, k, TILE, 0.25, 132, 1, 4.0), 148.0, "s = 1 is the plain GEMM")
     close(gw.split_k_time_us(640, n, k, TILE, 0.25, 132, 4, 4.0), 5 * 74 * 0.25 + 16.0,
@@ -79,6 +86,7 @@ def test_split_k_example():
 
 @pytest.mark.rubric("stream_k")
 def test_stream_k_example():
+    """Rule: 2b. Stream-K"""
     n, k = qwen_down()
     q, split, t = gw.stream_k(640, n, k, TILE, 0.25, 132, 2.0)
     exact_int(q, 314, "ceil(140 x 296 / 132) iterations per worker")
@@ -88,6 +96,7 @@ def test_stream_k_example():
 
 @pytest.mark.rubric("scheduler")
 def test_trimmed_chunk_example():
+    """Rule: 3. Scheduler"""
     n, _ = qwen_down()
     exact_int(gw.wave_trimmed_chunk(640, n, 128, 128, 132), 512,
               "640 tokens spill 8 tiles into a second wave; 512 fill the first")
@@ -97,6 +106,7 @@ def test_trimmed_chunk_example():
 
 @pytest.mark.rubric("compare")
 def test_compare_example():
+    """Rule: Comparison"""
     n, k = qwen_down()
     got = gw.compare_fixes(640, n, k, 132, TILE, 0.25, CANDIDATES, 8, 4.0, 2.0)
     want = {"baseline": (640, 148.0), "tile_shape": (640, 133.2), "split_k": (640, 108.5),
@@ -109,6 +119,7 @@ def test_compare_example():
 
 @pytest.mark.rubric("bad_input")
 def test_bad_input():
+    """Rules: Type errors; Value errors"""
     with pytest.raises(ValueError):
         gw.output_tiles(0, 128, 128, 128)
     with pytest.raises(TypeError):

@@ -15,6 +15,7 @@ LLAMA_8B = "meta-llama--Meta-Llama-3.1-8B"
 
 @pytest.mark.rubric("per_token_formula")
 def test_llama_8b_bf16_per_token():
+    """Rule: KV bytes per token"""
     got = kv.kv_bytes_per_token(config(LLAMA_8B), 2)
     assert got == 131072, f"2 x 32 layers x 8 KV heads x 128 x 2 bytes = 131072, got {got}"
 
@@ -53,18 +54,21 @@ def test_mla_latent_is_on_every_rank():
 
 @pytest.mark.rubric("weights")
 def test_llama_8b_weights():
+    """Rule: Weights per GPU"""
     got = kv.weight_bytes_per_gpu(config(LLAMA_8B), 2)
     assert got == pytest.approx(16060522496, rel=1e-12), f"Llama-3.1-8B has 8,030,261,248 weights in the template: expected 16060522496 bytes, got {got}"
 
 
 @pytest.mark.rubric("weights")
 def test_moe_holds_every_expert():
+    """Rule: Weights per GPU"""
     got = kv.weight_bytes_per_gpu(config("mistralai--Mixtral-8x7B-v0.1"), 1)
     assert abs(got / 1e9 - 46.7) < 0.05, f"Mixtral-8x7B holds all 8 experts: about 46.7e9 weights, got {got / 1e9:.2f}e9"
 
 
 @pytest.mark.rubric("budget_order")
 def test_budget_uses_total_memory_times_utilisation():
+    """Rule: Budget"""
     got = kv.kv_budget_bytes(80 * GIB, 0.9, 15 * GIB, 2 * GIB, 1 * GIB)
     assert got == pytest.approx(54 * GIB), f"80 x 0.9 - 15 - 2 - 1 = 54 GiB, got {got / GIB} GiB"
 
@@ -77,6 +81,7 @@ def test_model_that_does_not_fit():
 
 @pytest.mark.rubric("blocks")
 def test_tokens_come_in_whole_blocks():
+    """Rules: Whole blocks; Fragmentation bound"""
     assert kv.kv_cache_tokens(16 * 100 + 15, 1, 16) == 1600
     assert kv.kv_cache_tokens(131072 * 33, 131072, 16) == 32, "33 tokens' worth is 2 whole blocks"
     assert kv.fragmentation_bound(16, 10) == 150
@@ -84,6 +89,7 @@ def test_tokens_come_in_whole_blocks():
 
 @pytest.mark.rubric("sliding_window")
 def test_sliding_window_saving_is_set_by_the_layer_ratio():
+    """Rule: Sliding windows"""
     cfg = config("openai--gpt-oss-20b")   # 12 of 24 layers on a 128-token window
     got = kv.sliding_window_saving(cfg, 131072)
     assert got == pytest.approx(0.5 * (131072 - 128) / 131072), f"got {got}"
@@ -93,6 +99,7 @@ def test_sliding_window_saving_is_set_by_the_layer_ratio():
 
 @pytest.mark.rubric("binding_ceiling")
 def test_default_sequence_cap_is_not_reached_at_2k():
+    """Rules: Ceilings; Maximum concurrency"""
     got = kv.effective_max_batch(476016, 2048, 1024, 8192)
     assert tuple(got) == (232, "kv_cache"), f"29,751 blocks / 128 blocks per 2K sequence = 232, got {got}"
     assert kv.max_concurrency(476016, 8192) == pytest.approx(476016 / 8192)

@@ -196,7 +196,9 @@ def kv_max_batch(cfg: dict[str, Any], kv_cache_gib: float, ctx_len: int, tp: int
     kvb = _nonneg(kv_bytes, "kvb")
     _check(kvb > 0, "kv_bytes must be positive")
     per_seq = _pos_int(ctx_len, "ctx_len") * 2 * g["L"] * g["kv_gpu"] * g["d"] * kvb
-    return int(_nonneg(kv_cache_gib, "kv_cache_gib") * BYTES_PER_GIB // per_seq)
+    gib = _nonneg(kv_cache_gib, "kv_cache_gib")
+    _check(gib > 0, "kv_cache_gib must be positive")
+    return int(gib * BYTES_PER_GIB // per_seq)
 
 
 def throughput_knee(t_fixed_s: float, t_per_seq_s: float,

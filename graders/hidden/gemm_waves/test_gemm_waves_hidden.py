@@ -9,7 +9,7 @@ import re
 from fractions import Fraction
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from graders.hidden.gemm_waves import oracle
@@ -62,6 +62,7 @@ def boundary_shape(draw):
 @pytest.mark.rubric("tiles")
 @given(st.integers(1, 700), st.integers(1, 700), TILE_DIM, TILE_DIM)
 def test_tiles_match_enumeration(m, n, tile_m, tile_n):
+    """Rules: Output tiles; Counts are ints"""
     exact_int(gw.output_tiles(m, n, tile_m, tile_n), oracle.count_tiles(m, n, tile_m, tile_n),
               f"output_tiles({m}, {n}, {tile_m}, {tile_n}) against counting tile corners")
 
@@ -69,6 +70,7 @@ def test_tiles_match_enumeration(m, n, tile_m, tile_n):
 @pytest.mark.rubric("tiles")
 @given(boundary_shape())
 def test_tiles_at_edges(shape):
+    """Rule: Output tiles"""
     m, n, tile_m, tile_n, _, _ = shape
     exact_int(gw.output_tiles(m, n, tile_m, tile_n), oracle.count_tiles_fast(m, n, tile_m, tile_n),
               f"output_tiles({m}, {n}, {tile_m}, {tile_n}): a partial edge tile is a whole tile")
@@ -77,6 +79,7 @@ def test_tiles_at_edges(shape):
 @pytest.mark.rubric("tiles")
 @given(st.integers(1, 5000), st.integers(1, 5000), TILE_DIM, TILE_DIM)
 def test_tiles_monotone_in_m(m, n, tile_m, tile_n):
+    """Rule: Output tiles"""
     a, b = gw.output_tiles(m, n, tile_m, tile_n), gw.output_tiles(m + 1, n, tile_m, tile_n)
     assert b >= a, f"one more token gave fewer tiles: {a} -> {b}"
     assert b - a in (0, oracle.count_tiles_fast(1, n, 1, tile_n)), (
@@ -87,6 +90,7 @@ def test_tiles_monotone_in_m(m, n, tile_m, tile_n):
 @pytest.mark.parametrize("model,proj", [(LLAMA8, "up"), (LLAMA8, "down"), (LLAMA70, "up"),
                                         (QWEN7, "up"), (QWEN7, "down")])
 def test_tiles_real_shapes(model, proj):
+    """Rule: Output tiles"""
     cfg = config(model)
     n = cfg["intermediate_size"] if proj == "up" else cfg["hidden_size"]
     for m in (1, 127, 128, 129, 512, 640, 1000, 2048, 8192):
@@ -100,6 +104,7 @@ def test_tiles_real_shapes(model, proj):
 @pytest.mark.rubric("waves")
 @given(boundary_tiles())
 def test_waves_by_simulation(case):
+    """Rules: Waves; Slots; Counts are ints"""
     tiles, num_sms, ctas = case
     want = len(oracle.simulate_waves(tiles, num_sms * ctas))
     exact_int(gw.wave_count(tiles, num_sms, ctas), want,
@@ -109,6 +114,7 @@ def test_waves_by_simulation(case):
 @pytest.mark.rubric("waves")
 @given(SMS, CTAS, st.integers(1, 8))
 def test_waves_step_exactly_at_multiples_of_slots(num_sms, ctas, j):
+    """Rules: Waves; Slots"""
     slots = num_sms * ctas
     exact_int(gw.wave_count(j * slots, num_sms, ctas), j, f"{j} x {slots} tiles fill {j} waves")
     exact_int(gw.wave_count(j * slots + 1, num_sms, ctas), j + 1,
@@ -121,6 +127,7 @@ def test_waves_step_exactly_at_multiples_of_slots(num_sms, ctas, j):
 @pytest.mark.rubric("waves")
 @given(boundary_tiles())
 def test_efficiency_against_simulation(case):
+    """Rules: Wave efficiency; Times are floats"""
     tiles, num_sms, ctas = case
     slots = num_sms * ctas
     want = oracle.efficiency(tiles, slots)
@@ -134,6 +141,7 @@ def test_efficiency_against_simulation(case):
 @pytest.mark.rubric("waves")
 @pytest.mark.parametrize("gpu", [H100_SXM, H200, A100])
 def test_llama_prefill_waves_on_real_gpus(gpu):
+    """Rule: Waves"""
     n_sms = sms(gpu)
     n = config(LLAMA8)["intermediate_size"]
     for m in range(128, 8193, 128):
@@ -147,6 +155,7 @@ def test_llama_prefill_waves_on_real_gpus(gpu):
 @pytest.mark.rubric("waste")
 @given(boundary_shape(), QUARTER)
 def test_time_and_waste(shape, t_wave):
+    """Rules: Time; Waste"""
     m, n, tile_m, tile_n, num_sms, ctas = shape
     slots = num_sms * ctas
     tiles = oracle.count_tiles_fast(m, n, tile_m, tile_n)
@@ -167,7 +176,9 @@ def test_time_and_waste(shape, t_wave):
 @pytest.mark.rubric("waste")
 @pytest.mark.parametrize("gpu", [H100_SXM, A100])
 def test_waste_real_prefill(gpu):
-    """Llama-3.1-8B down projection (N = 4096) priced at a 50 us wave, M around boundaries."""
+    """Llama-3.1-8B down projection (N = 4096) priced at a 50 us wave, M around boundaries.
+
+    Rule: Waste"""
     n_sms = sms(gpu)
     n = config(LLAMA8)["hidden_size"]
     for m in range(64, 6000, 64):
@@ -184,7 +195,9 @@ CANDIDATE = st.tuples(TILE_DIM, TILE_DIM, QUARTER)
 
 @pytest.mark.rubric("tile_fix")
 @given(boundary_shape(), st.lists(CANDIDATE, min_size=1, max_size=6))
+@example((640, 3584, 128, 128, 132, 1), [(64, 64, 1.25), (128, 128, 3.0), (128, 64, 2.0)])
 def test_best_tile_is_cheapest_first_on_ties(shape, cands):
+    """Rule: 1. Tile shape"""
     m, n, _, _, num_sms, ctas = shape
     slots = num_sms * ctas
     times = [len(oracle.simulate_waves(oracle.count_tiles_fast(m, n, a, b), slots)) * t
@@ -201,6 +214,7 @@ def test_best_tile_is_cheapest_first_on_ties(shape, cands):
 @pytest.mark.rubric("tile_fix")
 @given(boundary_shape(), st.lists(CANDIDATE, min_size=1, max_size=5), QUARTER)
 def test_best_tile_never_worse_than_the_plain_tile(shape, cands, t_wave):
+    """Rule: 1. Tile shape"""
     m, n, tile_m, tile_n, num_sms, ctas = shape
     base = len(oracle.simulate_waves(oracle.count_tiles_fast(m, n, tile_m, tile_n),
                                      num_sms * ctas)) * t_wave
@@ -213,6 +227,7 @@ def test_best_tile_never_worse_than_the_plain_tile(shape, cands, t_wave):
 @pytest.mark.rubric("split_k")
 @given(boundary_shape(), st.integers(1, 3000), TILE_K, st.integers(1, 16), QUARTER, QUARTER0)
 def test_split_k_time_by_units(shape, k, tile_k, s, t_iter, t_partial):
+    """Rules: 2a. Split-K; Cost model"""
     m, n, tile_m, tile_n, num_sms, ctas = shape
     iters = oracle.k_iterations(k, tile_k)
     assume(s <= iters)
@@ -226,6 +241,7 @@ def test_split_k_time_by_units(shape, k, tile_k, s, t_iter, t_partial):
 @pytest.mark.rubric("split_k")
 @given(boundary_shape(), st.integers(1, 3000), TILE_K, QUARTER)
 def test_split_k_one_is_the_plain_gemm(shape, k, tile_k, t_iter):
+    """Rules: 2a. Split-K; Cost model"""
     m, n, tile_m, tile_n, num_sms, ctas = shape
     iters = oracle.k_iterations(k, tile_k)
     tiles = oracle.count_tiles_fast(m, n, tile_m, tile_n)
@@ -237,6 +253,7 @@ def test_split_k_one_is_the_plain_gemm(shape, k, tile_k, t_iter):
 @pytest.mark.rubric("split_k")
 @given(boundary_shape(), st.integers(1, 2000), TILE_K, st.integers(1, 12), QUARTER, QUARTER0)
 def test_best_split_k(shape, k, tile_k, max_splits, t_iter, t_partial):
+    """Rule: 2a. Split-K"""
     m, n, tile_m, tile_n, num_sms, ctas = shape
     iters = oracle.k_iterations(k, tile_k)
     tiles = oracle.count_tiles_fast(m, n, tile_m, tile_n)
@@ -253,6 +270,7 @@ def test_best_split_k(shape, k, tile_k, max_splits, t_iter, t_partial):
 
 @pytest.mark.rubric("split_k")
 def test_split_k_reduction_is_paid():
+    """Rule: 2a. Split-K"""
     # 1 tile, 132 slots, 64 K-iterations: s = 2 halves the loop but pays 2 partial reads.
     got = gw.split_k_time_us(128, 128, 64 * 64, (128, 128, 64), 1.0, 132, 2, 5.0)
     close(got, 32 * 1.0 + 2 * 5.0, "s = 2: 32 iterations plus two partials of 5 us")
@@ -265,6 +283,7 @@ def test_split_k_reduction_is_paid():
 @pytest.mark.rubric("split_k")
 @given(st.integers(1, 5000), TILE_K)
 def test_k_iterations_round_up(k, tile_k):
+    """Rule: Cost model"""
     iters = oracle.k_iterations(k, tile_k)
     # 1 tile, 1 slot: the plain GEMM time is k_iters x t_iter.
     close(gw.split_k_time_us(1, 1, k, (16, 16, tile_k), 1.0, 1, 1, 0.0), float(iters),
@@ -276,6 +295,7 @@ def test_k_iterations_round_up(k, tile_k):
 @pytest.mark.rubric("stream_k")
 @given(boundary_shape(), st.integers(1, 1500), TILE_K, QUARTER, QUARTER0)
 def test_stream_k_by_enumeration(shape, k, tile_k, t_iter, t_fixup):
+    """Rules: 2b. Stream-K; Counts are ints"""
     m, n, tile_m, tile_n, num_sms, ctas = shape
     tiles = oracle.count_tiles_fast(m, n, tile_m, tile_n)
     assume(tiles <= 3000)
@@ -291,6 +311,7 @@ def test_stream_k_by_enumeration(shape, k, tile_k, t_iter, t_fixup):
 @pytest.mark.rubric("stream_k")
 @given(SMS, CTAS, st.integers(1, 5), st.integers(1, 300), QUARTER, QUARTER)
 def test_stream_k_on_whole_waves_splits_nothing(num_sms, ctas, j, k_iters, t_iter, t_fixup):
+    """Rule: 2b. Stream-K"""
     slots = num_sms * ctas
     tiles = j * slots
     # tiles x 16 columns of 16-wide tiles: one row of `tiles` tiles.
@@ -306,6 +327,7 @@ def test_stream_k_on_whole_waves_splits_nothing(num_sms, ctas, j, k_iters, t_ite
 @pytest.mark.rubric("scheduler")
 @given(st.integers(1, 4096), st.integers(1, 40), TILE_DIM, TILE_DIM, SMS, CTAS)
 def test_trimmed_chunk_by_search(budget, n_tiles, tile_m, tile_n, num_sms, ctas):
+    """Rule: 3. Scheduler"""
     n = n_tiles * tile_n
     want = oracle.trimmed_chunk(budget, n, tile_m, tile_n, num_sms * ctas)
     exact_int(gw.wave_trimmed_chunk(budget, n, tile_m, tile_n, num_sms, ctas), want,
@@ -316,6 +338,7 @@ def test_trimmed_chunk_by_search(budget, n_tiles, tile_m, tile_n, num_sms, ctas)
 @pytest.mark.rubric("scheduler")
 @given(boundary_shape())
 def test_trimmed_chunk_at_boundaries(shape):
+    """Rule: 3. Scheduler"""
     m, n, tile_m, tile_n, num_sms, ctas = shape
     slots = num_sms * ctas
     got = gw.wave_trimmed_chunk(m, n, tile_m, tile_n, num_sms, ctas)
@@ -331,6 +354,7 @@ def test_trimmed_chunk_at_boundaries(shape):
 @pytest.mark.parametrize("gpu", [H100_SXM, A100])
 @pytest.mark.parametrize("model", [LLAMA8, QWEN7])
 def test_trimmed_chunk_real_shapes(gpu, model):
+    """Rule: 3. Scheduler"""
     n_sms = sms(gpu)
     cfg = config(model)
     for n in (cfg["hidden_size"], cfg["intermediate_size"]):
@@ -342,6 +366,7 @@ def test_trimmed_chunk_real_shapes(gpu, model):
 
 @pytest.mark.rubric("scheduler")
 def test_trimmed_chunk_fallbacks():
+    """Rule: 3. Scheduler"""
     exact_int(gw.wave_trimmed_chunk(300, 128, 128, 128, 132), 300,
               "3 tiles on 132 SMs: less than one full wave, run the budget")
     # 1 row of 200 tiles on 132 slots: one complete wave holds 132 tiles, no whole row fits.
@@ -388,6 +413,7 @@ REAL = [
 @pytest.mark.rubric("compare")
 @pytest.mark.parametrize("model,proj,gpu,tokens", REAL)
 def test_compare_real_prefill(model, proj, gpu, tokens):
+    """Rule: Comparison"""
     cfg = config(model)
     n, k = ((cfg["intermediate_size"], cfg["hidden_size"]) if proj == "up"
             else (cfg["hidden_size"], cfg["intermediate_size"]))
@@ -411,6 +437,7 @@ def test_compare_real_prefill(model, proj, gpu, tokens):
 @given(boundary_shape(), st.integers(1, 2000), TILE_K, QUARTER,
        st.lists(CANDIDATE, min_size=1, max_size=3), st.integers(1, 6), QUARTER0, QUARTER0)
 def test_compare_properties(shape, k, tile_k, t_iter, cands, max_splits, t_partial, t_fixup):
+    """Rule: Comparison"""
     m, n, tile_m, tile_n, num_sms, ctas = shape
     tiles = oracle.count_tiles_fast(m, n, tile_m, tile_n)
     assume(tiles <= 3000)
@@ -438,6 +465,7 @@ GOOD = {
 @pytest.mark.rubric("bad_input")
 @pytest.mark.parametrize("name", sorted(GOOD))
 def test_int_arguments_are_checked(name):
+    """Rules: Type errors; Value errors"""
     get, args = GOOD[name]
     fn = get()
     fn(*args)   # the good call works
@@ -454,6 +482,7 @@ def test_int_arguments_are_checked(name):
 
 @pytest.mark.rubric("bad_input")
 def test_times_are_checked():
+    """Rules: Type errors; Value errors"""
     for bad, exc in ((0.0, ValueError), (-1.0, ValueError), (math.inf, ValueError),
                      (math.nan, ValueError), ("74", TypeError)):
         with pytest.raises(exc):
@@ -472,6 +501,7 @@ def test_times_are_checked():
 
 @pytest.mark.rubric("bad_input")
 def test_tiles_candidates_and_splits_are_checked():
+    """Rules: Type errors; Value errors"""
     with pytest.raises(TypeError):
         gw.split_k_time_us(640, 3584, 4096, (128, 128), 1.0, 132, 2, 1.0)
     with pytest.raises(TypeError):
@@ -500,6 +530,7 @@ def test_tiles_candidates_and_splits_are_checked():
 
 @pytest.mark.rubric("stream_k")
 def test_stream_k_tile_cut_twice_counts_once():
+    """Rule: 2b. Stream-K"""
     # 4 tiles x 10 K-iterations on 7 workers: q = ceil(40 / 7) = 6, boundaries at
     # 6, 12, 18, 24, 30, 36. Tile 1 [10, 20) holds two of them (12 and 18) and tile 2
     # [20, 30) holds 24; 30 is tile 3's start. Split tiles: 0, 1, 2, 3 = 4 (not 5 boundaries).
@@ -519,7 +550,9 @@ def few_tiles(draw):
 @pytest.mark.rubric("stream_k")
 @given(few_tiles(), st.integers(1, 300), QUARTER, QUARTER)
 def test_stream_k_fewer_tiles_than_workers(case, k_iters, t_iter, t_fixup):
-    """Fewer tiles than workers: q < k_iters, so one tile can hold several worker boundaries."""
+    """Fewer tiles than workers: q < k_iters, so one tile can hold several worker boundaries.
+
+    Rule: 2b. Stream-K"""
     num_sms, ctas, tiles = case
     slots = num_sms * ctas
     busiest, split = oracle.stream_k(tiles, k_iters, slots)
@@ -596,7 +629,9 @@ def _names(msg, name):
 @pytest.mark.rubric("bad_input")
 @pytest.mark.parametrize("fn_name", sorted(ALL))
 def test_every_argument_is_checked(fn_name):
-    """Every int, time, tile and candidate argument of every function, by the prompt's rules."""
+    """Every int, time, tile and candidate argument of every function, by the prompt's rules.
+
+    Rules: Type errors; Value errors"""
     get, args, names = ALL[fn_name]
     fn = get()
     fn(*args)   # the good call works
@@ -611,6 +646,7 @@ def test_every_argument_is_checked(fn_name):
 @pytest.mark.rubric("bad_input")
 @pytest.mark.parametrize("fn_name", sorted(ALL))
 def test_messages_name_the_argument(fn_name):
+    """Rule: Messages name the argument"""
     get, args, names = ALL[fn_name]
     fn = get()
     for i, (name, value) in enumerate(zip(names, args)):
@@ -627,6 +663,7 @@ def test_messages_name_the_argument(fn_name):
 
 @pytest.mark.rubric("bad_input")
 def test_plan_chunk_budget_below_16():
+    """Rules: Chunk contract; Value errors"""
     for budget in (1, 8, 15):
         with pytest.raises(ValueError):
             gw.plan_chunk(budget, 3584, 4096, 132)
@@ -634,7 +671,9 @@ def test_plan_chunk_budget_below_16():
 
 @pytest.mark.rubric("bad_input")
 def test_lists_are_accepted_as_tiles_and_candidates():
-    """The prompt allows a tile or candidate as a 3-tuple or a 3-list: same answers."""
+    """The prompt allows a tile or candidate as a 3-tuple or a 3-list: same answers.
+
+    Rule: Type errors"""
     close(gw.split_k_time_us(640, 3584, 4096, [128, 128, 64], 1.0, 132, 2, 1.0),
           gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 2, 1.0), "tile as a list")
     assert tuple(gw.best_split_k(640, 3584, 4096, [128, 128, 64], 1.0, 132, 4, 1.0)) == \
@@ -653,7 +692,9 @@ def test_lists_are_accepted_as_tiles_and_candidates():
 @pytest.mark.rubric("waste")
 @pytest.mark.parametrize("t_wave", [0.1, 0.3, 0.7, 1.1, 13.37, 74.3])
 def test_waste_exactly_zero_on_whole_waves_for_any_time(t_wave):
-    """The prompt: waste is 0.0 exactly on whole waves, whatever t_wave (not only dyadic ones)."""
+    """The prompt: waste is 0.0 exactly on whole waves, whatever t_wave (not only dyadic ones).
+
+    Rules: Waste; Times are floats"""
     for num_sms, ctas in ((132, 1), (108, 1), (66, 2), (7, 3), (148, 1), (114, 2)):
         slots = num_sms * ctas
         for j in range(1, 9):
@@ -664,3 +705,70 @@ def test_waste_exactly_zero_on_whole_waves_for_any_time(t_wave):
                     f"0.0, got {got!r} (t_wave {t_wave})")
             close(gw.wave_waste_us(16 * j * slots + 16, 16, 16, 16, num_sms, t_wave, ctas),
                   (slots - 1) / slots * t_wave, f"one tile past {j} whole waves, t_wave {t_wave}")
+
+
+# ---------------------------------------------------------------- review additions (2026-12-02)
+
+def _floats(got, what):
+    assert isinstance(got, float), f"{what}: times are floats, also from int inputs; got {got!r}"
+
+
+@pytest.mark.rubric("waste")
+def test_int_wave_time_gives_float_times():
+    """Rule: Times are floats"""
+    _floats(gw.gemm_time_us(640, 3584, 128, 128, 132, 74), "gemm_time_us(..., t_wave_us=74)")
+    close(gw.gemm_time_us(640, 3584, 128, 128, 132, 74), 148.0, "two waves of 74 us")
+    _floats(gw.wave_waste_us(640, 3584, 128, 128, 132, 74), "wave_waste_us(..., 74)")
+    _floats(gw.wave_waste_us(128 * 33, 512, 128, 128, 132, 74), "wave_waste_us on a whole wave")
+
+
+@pytest.mark.rubric("tile_fix")
+def test_int_candidate_times_give_a_float_time():
+    """Rule: Times are floats"""
+    got = gw.best_tile_shape(640, 3584, 132, [(128, 128, 74), (128, 64, 40)])
+    _floats(got[2], f"best_tile_shape with int candidate times -> {got!r}")
+
+
+@pytest.mark.rubric("split_k")
+def test_int_split_k_times_give_float_times():
+    """Rule: Times are floats"""
+    for s, t_partial in ((1, 0), (2, 0), (2, 3)):
+        _floats(gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1, 132, s, t_partial),
+                f"split_k_time_us(..., t_iter_us=1, splits={s}, t_partial_us={t_partial})")
+    _floats(gw.best_split_k(640, 3584, 4096, (128, 128, 64), 1, 132, 4, 1)[1], "best_split_k time")
+
+
+@pytest.mark.rubric("stream_k")
+def test_int_stream_k_times_give_a_float_time():
+    """Rule: Times are floats"""
+    for t_fixup in (0, 2):
+        got = gw.stream_k(640, 3584, 4096, (128, 128, 64), 1, 132, t_fixup)
+        _floats(got[2], f"stream_k(..., t_iter_us=1, t_fixup_us={t_fixup}) -> {got!r}")
+
+
+@pytest.mark.rubric("compare")
+def test_int_times_give_float_comparison_times():
+    """Rule: Times are floats"""
+    got = gw.compare_fixes(640, 3584, 4096, 132, (128, 128, 64), 1, [(128, 64, 1)], 4, 1, 0)
+    for key, (_, t) in got.items():
+        _floats(t, f"compare_fixes {key!r} time with int inputs")
+
+
+@pytest.mark.rubric("bad_input")
+def test_too_many_splits_names_splits():
+    """Rules: Value errors; Messages name the argument"""
+    with pytest.raises(ValueError) as info:
+        gw.split_k_time_us(640, 3584, 4096, (128, 128, 64), 1.0, 132, 65, 1.0)   # 64 K-iterations
+    assert _names(str(info.value), "splits"), (
+        f"more splits than K-iterations: the message must name 'splits'; got {str(info.value)!r}")
+
+
+@pytest.mark.rubric("scheduler")
+@pytest.mark.parametrize("budget", [16, 17, 100, 1000, 2047, 4096])
+def test_plan_chunk_is_a_multiple_of_16_within_the_budget(budget):
+    """Rule: Chunk contract"""
+    for n, k, num_sms in ((3584, 18944, 132), (14336, 4096, 132), (4096, 14336, 108)):
+        got = gw.plan_chunk(budget, n, k, num_sms)
+        assert type(got) is int and got % 16 == 0 and 16 <= got <= budget, (
+            f"plan_chunk({budget}, {n}, {k}, {num_sms}) must return an int multiple of 16 in "
+            f"16..{budget}; got {got!r}")

@@ -30,6 +30,7 @@ def close(got: float, want: Fraction, what: str) -> None:
 @example(7, 3)
 @example(94, 8)
 def test_pp_stage_layers(num_layers, pp):
+    """Rule: Pipeline stages"""
     assume(pp <= num_layers)
     got = kv.pp_stage_layers(num_layers, pp)
     want = oracle.stages(num_layers, pp)
@@ -41,6 +42,7 @@ def test_pp_stage_layers(num_layers, pp):
 @pytest.mark.rubric("per_token_formula")
 @pytest.mark.parametrize("num_layers,pp", [(4, 5), (1, 2), (8, 0), (8, -1)])
 def test_pp_stage_layers_rejects_bad_pp(num_layers, pp):
+    """Rules: Pipeline stages; Bad input"""
     with pytest.raises(ValueError):
         kv.pp_stage_layers(num_layers, pp)
 
@@ -48,6 +50,7 @@ def test_pp_stage_layers_rejects_bad_pp(num_layers, pp):
 @pytest.mark.rubric("per_token_formula")
 @given(oracle.gqa_configs(), st.sampled_from(DTYPES), st.integers(1, 8))
 def test_gqa_per_token_tp1(cfg, b, pp):
+    """Rule: KV bytes per token"""
     assume(pp <= cfg["num_hidden_layers"])
     before = copy.deepcopy(cfg)
     close(kv.kv_bytes_per_token(cfg, float(b), 1, pp), oracle.per_token(before, b, 1, pp),
@@ -65,12 +68,14 @@ def test_gqa_per_token_tp1(cfg, b, pp):
     ("openai--gpt-oss-120b", 2, 2 * 36 * 8 * 64 * 2),        # sliding layers still counted in full
 ])
 def test_real_configs_per_token(name, b, want):
+    """Rules: KV bytes per token; Explicit head_dim wins"""
     got = kv.kv_bytes_per_token(config(name), b)
     assert got == want, f"{name} with {b}-byte cache: expected {want} bytes per token, got {got}"
 
 
 @pytest.mark.rubric("per_token_formula")
 def test_mha_when_kv_heads_absent():
+    """Rule: Config fields"""
     cfg = {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32,
            "vocab_size": 32000, "intermediate_size": 11008}
     got = kv.kv_bytes_per_token(cfg, 2)
@@ -79,6 +84,7 @@ def test_mha_when_kv_heads_absent():
 
 @pytest.mark.rubric("per_token_formula")
 def test_uneven_pipeline_busiest_stage_binds():
+    """Rules: KV bytes per token; Pipeline stages"""
     cfg = config("meta-llama--Meta-Llama-3.1-405B")          # 126 layers on 4 stages: 31, 32, 32, 31
     got = kv.kv_bytes_per_token(cfg, 2, tp=8, pp=4)
     assert got == 2 * 32 * 1 * 128 * 2, f"the busiest of [31, 32, 32, 31] stages has 32 layers: got {got}"
@@ -87,14 +93,24 @@ def test_uneven_pipeline_busiest_stage_binds():
 @pytest.mark.rubric("per_token_formula")
 @pytest.mark.parametrize("b", [0, -2])
 def test_per_token_rejects_bad_dtype(b):
+    """Rule: Bad input"""
     with pytest.raises(ValueError):
         kv.kv_bytes_per_token(config("meta-llama--Meta-Llama-3.1-8B"), b)
+
+
+@pytest.mark.rubric("per_token_formula")
+@pytest.mark.parametrize("pp", [33, 64, 0, -1])
+def test_per_token_checks_pp_like_the_stages(pp):
+    """Rules: KV bytes per token; Bad input"""
+    with pytest.raises(ValueError):
+        kv.kv_bytes_per_token(config("meta-llama--Meta-Llama-3.1-8B"), 2, 1, pp)   # 32 layers
 
 
 # ------------------------------------------------------------ tp_replication
 @pytest.mark.rubric("tp_replication")
 @given(oracle.gqa_configs(), st.sampled_from(DTYPES), st.data())
 def test_tp_split_then_replicate(cfg, b, data):
+    """Rule: TP splits KV heads, then replicates"""
     tp = data.draw(st.sampled_from(oracle.valid_tps(cfg)), label="tp")
     close(kv.kv_bytes_per_token(cfg, float(b), tp), oracle.per_token(cfg, b, tp),
           f"kv_bytes_per_token({cfg}, {float(b)}, tp={tp})")
@@ -102,6 +118,7 @@ def test_tp_split_then_replicate(cfg, b, data):
 
 @pytest.mark.rubric("tp_replication")
 def test_tp_past_kv_heads_keeps_kv_per_gpu_flat():
+    """Rule: TP splits KV heads, then replicates"""
     cfg = config("meta-llama--Meta-Llama-3.1-70B")           # 8 KV heads
     per_gpu = [kv.kv_bytes_per_token(cfg, 2, tp=t) for t in (8, 16, 32, 64)]
     assert per_gpu == [2 * 80 * 128 * 2] * 4, f"past 8 GPUs each keeps one whole KV head: got {per_gpu}"
@@ -112,6 +129,7 @@ def test_tp_past_kv_heads_keeps_kv_per_gpu_flat():
 @pytest.mark.rubric("tp_replication")
 @pytest.mark.parametrize("tp", [3, 5, 6, 12])
 def test_tp_that_cannot_split_heads(tp):
+    """Rules: TP splits KV heads, then replicates; Bad input"""
     with pytest.raises(ValueError):
         kv.kv_bytes_per_token(config("meta-llama--Meta-Llama-3.1-8B"), 2, tp=tp)
 
@@ -121,6 +139,15 @@ def test_tp_that_cannot_split_heads(tp):
 def test_tp_must_be_positive(tp):
     with pytest.raises(ValueError):
         kv.kv_bytes_per_token(config("meta-llama--Meta-Llama-3.1-8B"), 2, tp=tp)
+
+
+@pytest.mark.rubric("tp_replication")
+@pytest.mark.parametrize("fn", ["kv_bytes_per_token", "weight_bytes_per_gpu"])
+def test_tp_past_kv_heads_must_still_divide_query_heads(fn):
+    """Rules: TP splits KV heads, then replicates; Bad input"""
+    cfg = config("meta-llama--Meta-Llama-3.1-8B")            # 32 query heads, 8 KV heads
+    with pytest.raises(ValueError):
+        getattr(kv, fn)(cfg, 2, 64)                          # a multiple of 8, but 32 % 64 != 0
 
 
 # ------------------------------------------------------------ mla
@@ -136,6 +163,7 @@ def test_mla_per_token_any_tp(cfg, b, data):
 @pytest.mark.rubric("mla")
 @pytest.mark.parametrize("tp", [1, 2, 8, 16, 32])
 def test_deepseek_v3_latent_copied_to_every_rank(tp):
+    """Rule: MLA"""
     got = kv.kv_bytes_per_token(config("deepseek-ai--DeepSeek-V3"), 1, tp=tp)
     assert got == 576 * 61, f"fp8 latent cache of DeepSeek-V3 at TP{tp}: 576 x 61 = 35136 bytes on every GPU, got {got}"
 
@@ -152,10 +180,19 @@ def test_mla_tp_must_divide_query_heads():
         kv.kv_bytes_per_token(config("deepseek-ai--DeepSeek-V3"), 2, tp=3)
 
 
+@pytest.mark.rubric("mla")
+def test_null_kv_lora_rank_is_not_mla():
+    """Rules: Config fields; MLA"""
+    cfg = dict(config("meta-llama--Meta-Llama-3.1-8B"), kv_lora_rank=None)
+    got = kv.kv_bytes_per_token(cfg, 2)
+    assert got == 131072, f'"kv_lora_rank": null is not MLA: the GQA formula gives 131072, got {got}'
+
+
 # ------------------------------------------------------------ weights
 @pytest.mark.rubric("weights")
 @given(st.one_of(oracle.gqa_configs(), oracle.mla_configs()), st.sampled_from(DTYPES), st.data())
 def test_weights_match_the_template(cfg, b, data):
+    """Rule: Weights per GPU"""
     tp = data.draw(st.sampled_from(oracle.valid_tps(cfg)), label="tp")
     pp = data.draw(st.integers(1, min(6, cfg["num_hidden_layers"])), label="pp")
     before = copy.deepcopy(cfg)
@@ -172,6 +209,7 @@ def test_weights_match_the_template(cfg, b, data):
     ("openai--gpt-oss-20b", 21e9, 0.01),              # NVIDIA docs: 21B parameters
 ])
 def test_weights_match_published_parameter_counts(name, stated, rel):
+    """Rule: Weights per GPU"""
     got = kv.weight_bytes_per_gpu(config(name), 1)
     assert abs(got - stated) <= rel * stated, (
         f"{name}: the template counts every expert and an untied head; stated {stated / 1e9}B, got {got / 1e9:.3f}B")
@@ -179,6 +217,7 @@ def test_weights_match_published_parameter_counts(name, stated, rel):
 
 @pytest.mark.rubric("weights")
 def test_tied_head_is_shared_only_on_one_gpu():
+    """Rules: Weights per GPU; Config fields"""
     cfg = config("google--gemma-2-9b-it")      # tie_word_embeddings absent: tied
     table = 256000 * 3584
     untied = dict(cfg, tie_word_embeddings=False)
@@ -190,6 +229,7 @@ def test_tied_head_is_shared_only_on_one_gpu():
 
 @pytest.mark.rubric("weights")
 def test_moe_dense_first_layers_and_shared_experts():
+    """Rule: Weights per GPU"""
     cfg = config("deepseek-ai--DeepSeek-V3")
     for tp, pp in ((1, 1), (8, 1), (1, 4), (4, 2)):
         close(kv.weight_bytes_per_gpu(cfg, 1, tp, pp), oracle.weights(cfg, 1, tp, pp),
@@ -197,7 +237,16 @@ def test_moe_dense_first_layers_and_shared_experts():
 
 
 @pytest.mark.rubric("weights")
+@pytest.mark.parametrize("tp", [3, 256])
+def test_mla_weights_tp_must_divide_query_heads(tp):
+    """Rules: MLA; Bad input"""
+    with pytest.raises(ValueError):
+        kv.weight_bytes_per_gpu(config("deepseek-ai--DeepSeek-V3"), 1, tp)     # 128 query heads
+
+
+@pytest.mark.rubric("weights")
 def test_kv_projections_replicated_past_kv_heads():
+    """Rules: Weights per GPU; TP splits KV heads, then replicates"""
     cfg = config("meta-llama--Meta-Llama-3.1-8B")
     close(kv.weight_bytes_per_gpu(cfg, 2, tp=16), oracle.weights(cfg, 2, 16),
           "at TP16 each GPU keeps one whole K and V head of the 8")
@@ -215,6 +264,7 @@ def test_weights_bad_input(b, tp, pp):
 @given(st.sampled_from([40, 80, 141, 192]), st.sampled_from([0.5, 0.8, 0.9, 0.95, 1.0]),
        st.floats(0, 1), st.floats(0, 0.2), st.floats(0, 0.05))
 def test_budget_formula(total_gib, util, w_share, a_share, n_share):
+    """Rule: Budget"""
     total = total_gib * GIB
     w, a, n = w_share * total, a_share * total, n_share * total
     want = total * util - w - a - n
@@ -237,8 +287,16 @@ def test_budget_formula(total_gib, util, w_share, a_share, n_share):
 
 @pytest.mark.rubric("budget_order")
 def test_utilisation_is_of_total_not_of_what_is_left():
+    """Rule: Budget"""
     got = kv.kv_budget_bytes(100 * GIB, 0.5, 40 * GIB, 0, 0)
     assert got == 10 * GIB, f"100 GiB x 0.5 - 40 GiB = 10 GiB, not (100 - 40) x 0.5 = 30 GiB; got {got / GIB} GiB"
+
+
+@pytest.mark.rubric("budget_order")
+def test_zero_budget_is_not_negative():
+    """Rules: Budget; Does not fit"""
+    got = kv.kv_budget_bytes(100 * GIB, 0.5, 30 * GIB, 15 * GIB, 5 * GIB)   # exact in any order
+    assert got == 0, f"100 GiB x 0.5 - 30 - 15 - 5 GiB is exactly 0, not negative: expected 0, got {got}"
 
 
 @pytest.mark.rubric("budget_order")
@@ -255,6 +313,7 @@ def test_does_not_fit_is_a_value_error_with_a_message():
                                   (80, 0.9, -1, 1, 1), (80, 0.9, 1, -1, 1), (80, 0.9, 1, 1, -1),
                                   (0, 0.9, 0, 0, 0)])
 def test_budget_bad_input(args):
+    """Rule: Bad input"""
     total, util, w, a, n = args
     with pytest.raises(ValueError):
         kv.kv_budget_bytes(total * GIB, util, w * GIB, a * GIB, n * GIB)
@@ -268,11 +327,9 @@ def test_whole_blocks(per_token, block_size, blocks, data):
     block_bytes = per_token * block_size
     rest = data.draw(st.integers(0, block_bytes - 1), label="leftover bytes")
     budget = blocks * block_bytes + rest
-    if budget == 0:    # only a negative budget must raise: accept 0 tokens or DoesNotFit here
-        try:
-            assert kv.kv_cache_tokens(0.0, float(per_token), block_size) == 0
-        except kv.DoesNotFit:
-            pass
+    if budget == 0:    # a budget of exactly 0 is not negative: 0 tokens
+        got = kv.kv_cache_tokens(0.0, float(per_token), block_size)
+        assert got == 0, f"kv_cache_tokens(0.0, {per_token}, {block_size}): a zero budget holds 0 tokens, got {got}"
         return
     got = kv.kv_cache_tokens(float(budget), float(per_token), block_size)
     assert got == blocks * block_size, (
@@ -283,13 +340,23 @@ def test_whole_blocks(per_token, block_size, blocks, data):
 
 @pytest.mark.rubric("blocks")
 def test_negative_budget_does_not_fit():
+    """Rule: Does not fit"""
     with pytest.raises(kv.DoesNotFit):
         kv.kv_cache_tokens(-1.0, 1024, 16)
 
 
 @pytest.mark.rubric("blocks")
+@pytest.mark.parametrize("budget", [0, 0.0])
+def test_zero_budget_holds_no_tokens(budget):
+    """Rules: Whole blocks; Budget"""
+    got = kv.kv_cache_tokens(budget, 131072, 16)
+    assert got == 0, f"a budget of exactly 0 is not negative: 0 tokens, got {got!r}"
+
+
+@pytest.mark.rubric("blocks")
 @pytest.mark.parametrize("per_token,block_size", [(0, 16), (-5, 16), (1024, 0), (1024, -16)])
 def test_tokens_bad_input(per_token, block_size):
+    """Rule: Bad input"""
     with pytest.raises(ValueError):
         kv.kv_cache_tokens(10**9, per_token, block_size)
 
@@ -308,6 +375,7 @@ def test_fragmentation_bound_is_tight(block_size, lengths):
 @pytest.mark.rubric("blocks")
 @pytest.mark.parametrize("block_size,num_seqs", [(0, 3), (16, -1)])
 def test_fragmentation_bad_input(block_size, num_seqs):
+    """Rule: Bad input"""
     with pytest.raises(ValueError):
         kv.fragmentation_bound(block_size, num_seqs)
 
@@ -330,6 +398,7 @@ def hybrid_configs(draw):
 @example({"num_hidden_layers": 6, "layer_types": ["sliding_attention"] * 5 + ["full_attention"],
           "sliding_window": 1024, "hidden_size": 4096, "num_attention_heads": 32}, 1024)
 def test_saving_is_the_layer_share_times_the_window_share(cfg, n):
+    """Rule: Sliding windows"""
     want = oracle.saving(cfg, n)
     before = copy.deepcopy(cfg)
     kv.sliding_window_saving(cfg, n)
@@ -341,6 +410,7 @@ def test_saving_is_the_layer_share_times_the_window_share(cfg, n):
 @pytest.mark.rubric("sliding_window")
 @given(hybrid_configs(), st.integers(1, 262144), st.integers(0, 10**7))
 def test_concurrency_with_windows(cfg, n, tokens):
+    """Rules: Maximum concurrency; Sliding windows"""
     want = Fraction(tokens) / (n * (1 - oracle.saving(cfg, n)))
     close(kv.max_concurrency(tokens, n, cfg), want,
           f"max_concurrency({tokens}, {n}, cfg with {cfg['layer_types'].count('sliding_attention')} of "
@@ -350,12 +420,14 @@ def test_concurrency_with_windows(cfg, n, tokens):
 @pytest.mark.rubric("sliding_window")
 @pytest.mark.parametrize("name", ["Qwen--Qwen2.5-72B", "mistralai--Mixtral-8x7B-v0.1", "google--gemma-2-9b-it"])
 def test_no_layer_types_no_saving(name):
+    """Rules: Config fields; Sliding windows"""
     got = kv.sliding_window_saving(config(name), 262144)
     assert got == 0.0, f"{name} has no layer_types, so no sliding layers by the prompt's rule; got {got}"
 
 
 @pytest.mark.rubric("sliding_window")
 def test_gpt_oss_half_the_layers():
+    """Rule: Sliding windows"""
     cfg = config("openai--gpt-oss-120b")
     got = kv.sliding_window_saving(cfg, 131072)
     assert 0.499 < got < 0.5, f"18 of 36 layers on a 128-token window save just under half at 128K; got {got}"
@@ -363,6 +435,7 @@ def test_gpt_oss_half_the_layers():
 
 @pytest.mark.rubric("sliding_window")
 def test_saving_rejects_bad_length():
+    """Rule: Bad input"""
     with pytest.raises(ValueError):
         kv.sliding_window_saving(config("openai--gpt-oss-20b"), 0)
 
@@ -375,6 +448,7 @@ def test_saving_rejects_bad_length():
 @example(476016, 256, 1024, 512, 16)
 @example(476016, 2048, 232, 8192, 16)
 def test_lowest_ceiling(kv_tokens, ctx, seqs, batched, block_size):
+    """Rule: Ceilings"""
     kv_ceiling = (kv_tokens // block_size) // -(-ctx // block_size)
     if kv_ceiling == 0:
         with pytest.raises(kv.DoesNotFit):
@@ -391,6 +465,7 @@ def test_lowest_ceiling(kv_tokens, ctx, seqs, batched, block_size):
 @pytest.mark.rubric("binding_ceiling")
 @given(st.integers(0, 10**7), st.integers(1, 200000))
 def test_plain_concurrency(tokens, n):
+    """Rule: Maximum concurrency"""
     close(kv.max_concurrency(tokens, n), Fraction(tokens, n), f"max_concurrency({tokens}, {n})")
 
 
@@ -398,6 +473,7 @@ def test_plain_concurrency(tokens, n):
 @pytest.mark.parametrize("args", [(1000, 0, 1, 1, 16), (1000, 16, 0, 1, 16), (1000, 16, 1, 0, 16),
                                   (1000, 16, 1, 1, 0), (-16, 16, 1, 1, 16)])
 def test_ceiling_bad_input(args):
+    """Rule: Bad input"""
     with pytest.raises(ValueError):
         kv.effective_max_batch(*args)
 
@@ -405,6 +481,7 @@ def test_ceiling_bad_input(args):
 @pytest.mark.rubric("binding_ceiling")
 @pytest.mark.parametrize("tokens,n", [(100, 0), (-1, 10)])
 def test_concurrency_bad_input(tokens, n):
+    """Rule: Bad input"""
     with pytest.raises(ValueError):
         kv.max_concurrency(tokens, n)
 

@@ -27,6 +27,7 @@ def token_range(cfg, r, avail_gib, slack_gib):
 @pytest.mark.rubric("recorded_logs")
 @pytest.mark.parametrize("row_id", TOKEN_ROWS)
 def test_kv_tokens_from_logged_available_memory(row_id):
+    """Rules: KV bytes per token; Whole blocks; Sliding windows"""
     r = row(row_id)
     logged = r["logged"]
     per_token, lo, hi = token_range(config(ROW_MODEL[row_id]), r,
@@ -40,6 +41,7 @@ def test_kv_tokens_from_logged_available_memory(row_id):
 
 @pytest.mark.rubric("recorded_logs")
 def test_pipeline_row_is_set_by_the_stage_with_less_memory():
+    """Rules: Budget; Pipeline stages"""
     r = row("V45")
     logged = r["logged"]
     requested = logged["requested_memory_gib"]
@@ -57,6 +59,7 @@ def test_pipeline_row_is_set_by_the_stage_with_less_memory():
 @pytest.mark.rubric("recorded_logs")
 @pytest.mark.parametrize("row_id", budget_rows())
 def test_available_memory_from_logged_budget_lines(row_id):
+    """Rule: Budget"""
     r = row(row_id)
     g = r["logged"]
     e = HALF_ULP_GIB

@@ -36,6 +36,7 @@ def dense_pairs() -> list[tuple[str, str]]:
 @pytest.mark.rubric("ridge")
 @pytest.mark.parametrize("gpu_id,dtype", dense_pairs())
 def test_ridge_every_shipped_entry(gpu_id, dtype):
+    """Rules: Ridge point; Datasheet units"""
     g = gpu(gpu_id)
     before = copy.deepcopy(g)
     want = oracle.peak(g, dtype) / oracle.bw(g)
@@ -46,6 +47,7 @@ def test_ridge_every_shipped_entry(gpu_id, dtype):
 @pytest.mark.rubric("ridge")
 @given(oracle.gpus)
 def test_ridge_synthetic(g):
+    """Rules: Ridge point; Datasheet units"""
     close(rf.ridge_point(g, "bf16"), oracle.peak(g, "bf16") / oracle.bw(g),
           f"ridge_point({g}, 'bf16'): the dense figure, never sparse_2_4")
 
@@ -55,12 +57,14 @@ def test_ridge_synthetic(g):
                                           ("nvidia-h200-sxm-141gb", "tf32"),
                                           (H100_SXM, "int4"), ("nvidia-a100-sxm-80gb", "fp8")])
 def test_ridge_missing_dtype(gpu_id, dtype):
+    """Rule: Bad input"""
     with pytest.raises(ValueError):
         rf.ridge_point(gpu(gpu_id), dtype)
 
 
 @pytest.mark.rubric("ridge")
 def test_ridge_sparse_only_entry_is_an_error():
+    """Rules: Datasheet units; Bad input"""
     g = {"id": "x", "memory_bandwidth_gb_s": 3350, "tensor_tflops": {"bf16": {"sparse_2_4": 1979}}}
     with pytest.raises(ValueError):
         rf.ridge_point(g, "bf16")
@@ -68,6 +72,7 @@ def test_ridge_sparse_only_entry_is_an_error():
 
 @pytest.mark.rubric("ridge")
 def test_ridge_points_by_hand():
+    """Rule: Ridge point"""
     # H100 SXM bf16 295.3; H100 PCIe 378.3; A100 153.0; H200 206.0
     for gid, want in [(H100_SXM, 989.4 / 3.35), (H100_PCIE, 756.5 / 2.0),
                       ("nvidia-a100-sxm-80gb", 312 / 2.039), ("nvidia-h200-sxm-141gb", 989 / 4.8)]:
@@ -79,6 +84,7 @@ def test_ridge_points_by_hand():
 @pytest.mark.rubric("floors")
 @given(oracle.configs(), oracle.gpus, oracle.ctx_lists, ELEM, ELEM, st.data())
 def test_decode_floor_is_max(cfg, g, ctx, wb, kvb, data):
+    """Rules: Decode step; Parameter template; Active parameters"""
     tp = data.draw(st.sampled_from(oracle.tps(cfg)), label="tp")
     before = copy.deepcopy(cfg)
     want = oracle.decode_floor(cfg, g, ctx, tp, wb, kvb)
@@ -91,6 +97,7 @@ def test_decode_floor_is_max(cfg, g, ctx, wb, kvb, data):
 @pytest.mark.parametrize("name", DENSE_MODELS + MOE_MODELS)
 @pytest.mark.parametrize("batch,ctx", [(1, 1), (1, 4096), (512, 64), (2048, 16), (64, 8192)])
 def test_decode_floor_real_models(name, batch, ctx):
+    """Rules: Decode step; Parameter template"""
     cfg, g = config(name), gpu(H100_SXM)
     flops, by = oracle.decode(cfg, [ctx] * batch, 1, 2.0, 2.0)
     want = max(flops / oracle.peak(g, "bf16"), by / oracle.bw(g))
@@ -101,6 +108,7 @@ def test_decode_floor_real_models(name, batch, ctx):
 
 @pytest.mark.rubric("floors")
 def test_compute_bound_decode_batch():
+    """Rule: Decode step"""
     # 2048 single-token sequences: 2 x 2048 FLOP per weight byte-pair -> compute-bound.
     cfg, g = config(LLAMA8), gpu(H100_SXM)
     flops, by = oracle.decode(cfg, [1] * 2048, 1, 2.0, 2.0)
@@ -115,6 +123,7 @@ def test_compute_bound_decode_batch():
 @example(config(LLAMA8), gpu(H100_SXM), 300, 2.0, None, 1.0)
 @example(config(QWEN30), gpu(H100_SXM), 2000, 2.0, None, 0.6)
 def test_prefill_time(cfg, g, n, wb, data, mfu):
+    """Rules: Prefill cost; A floor is a max; Active parameters"""
     tp = data.draw(st.sampled_from(oracle.tps(cfg)), label="tp") if data is not None else 1
     want = oracle.prefill_time(cfg, g, n, wb, "bf16", tp, mfu)
     close(rf.prefill_time_s(cfg, g, n, wb, "bf16", tp, mfu), want,
@@ -124,6 +133,7 @@ def test_prefill_time(cfg, g, n, wb, data, mfu):
 
 @pytest.mark.rubric("floors")
 def test_prefill_uses_dtype_peak():
+    """Rule: Prefill cost"""
     cfg, g = config(LLAMA8), gpu(H100_SXM)
     want = oracle.prefill_time(cfg, g, 8192, 1.0, "fp8", 1, 1.0)
     close(rf.prefill_time_s(cfg, g, 8192, 1.0, "fp8"), want, "fp8 prefill uses the dense fp8 peak")
@@ -135,6 +145,7 @@ def test_prefill_uses_dtype_peak():
                                               ("nvidia-h200-sxm-141gb", "fp8", 1.0),
                                               ("nvidia-b200-hgx", "fp4", 0.5)])
 def test_crossover_real(name, gpu_id, dtype, wb):
+    """Rule: Crossover"""
     cfg, g = config(name), gpu(gpu_id)
     want = oracle.crossover(cfg, g, wb, dtype)
     got = rf.crossover_prompt_len(cfg, g, wb, dtype)
@@ -147,6 +158,7 @@ def test_crossover_real(name, gpu_id, dtype, wb):
 @settings(max_examples=30)      # a plain upward scan (allowed) costs thousands of steps per case
 @given(oracle.configs(), oracle.gpus, st.sampled_from([1.0, 2.0]))
 def test_crossover_synthetic(cfg, g, wb):
+    """Rule: Crossover"""
     want = oracle.crossover(cfg, g, wb, "bf16")
     # skip boundaries closer than rounding can decide
     fl, by = oracle.prefill(cfg, want, wb)
@@ -161,6 +173,7 @@ def test_crossover_synthetic(cfg, g, wb):
     dict(prompt_len=0), dict(prompt_len=-5), dict(tp=0), dict(mfu=0.0), dict(mfu=1.5),
     dict(dtype="int4"), dict(tp=3)])
 def test_prefill_bad_input(bad):
+    """Rule: Bad input"""
     args = dict(cfg=config(LLAMA8), gpu=gpu(H100_SXM), prompt_len=100, weight_bytes=2.0,
                 dtype="bf16", tp=1, mfu=1.0)
     args.update(bad)
@@ -172,15 +185,27 @@ def test_prefill_bad_input(bad):
 @pytest.mark.parametrize("ctx,tp", [([], 1), ([0], 1), ([5, -1], 1), ([10], 0), ([10], 3),
                                     ([10], 128)])
 def test_decode_bad_input(ctx, tp):
+    """Rule: Bad input"""
     with pytest.raises(ValueError):
         rf.decode_step_floor_s(config(LLAMA8), gpu(H100_SXM), ctx, tp, 2.0, 2.0)
 
 
 @pytest.mark.rubric("floors")
 def test_mla_rejected():
+    """Rule: Bad input"""
     cfg = config("deepseek-ai--DeepSeek-V3")
     with pytest.raises(ValueError):
         rf.decode_step_floor_s(cfg, gpu(H100_SXM), [100], 1, 1.0, 2.0)
+
+
+@pytest.mark.rubric("floors")
+def test_null_head_dim_is_hidden_over_heads():
+    """Rule: Model fields"""
+    cfg = dict(config("Qwen--Qwen3-32B"), head_dim=None)   # 5120 / 64 = 80, not the shipped 128
+    for ctx in ([4096], [1] * 4096):                        # memory-bound, then compute-bound
+        close(rf.decode_step_floor_s(cfg, gpu(H100_SXM), ctx, 1, 2.0, 2.0),
+              oracle.decode_floor(cfg, gpu(H100_SXM), ctx, 1, 2.0, 2.0),
+              f'"head_dim": null means H // q = 80 (batch {len(ctx)})')
 
 
 # ------------------------------------------------------------------ mbu_operands
@@ -197,6 +222,7 @@ def _mbu_case(cfg, g, ctx, tp, wb, kvb, slack):
 @given(oracle.configs(), oracle.gpus, oracle.ctx_lists, ELEM, ELEM,
        st.sampled_from([1.0, 1.25, 2.0, 5.0]), st.data())
 def test_mbu_random(cfg, g, ctx, wb, kvb, slack, data):
+    """Rule: MBU"""
     tp = data.draw(st.sampled_from(oracle.tps(cfg)), label="tp")
     _mbu_case(cfg, g, ctx, tp, wb, kvb, slack)
 
@@ -258,11 +284,20 @@ def test_mbu_bad_step_time(t):
         rf.mbu(config(LLAMA8), gpu(H100_SXM), [10], t, 1, 2.0, 2.0)
 
 
+@pytest.mark.rubric("mbu_operands")
+@pytest.mark.parametrize("tp", [3, 64])
+def test_mbu_checks_tp(tp):
+    """Rule: Bad input"""
+    with pytest.raises(ValueError):     # 32 query heads, 8 KV heads: 3 splits neither, 64 not the queries
+        rf.mbu(config(LLAMA8), gpu(H100_SXM), [10], 1e-3, tp, 2.0, 2.0)
+
+
 # ------------------------------------------------------------------ moe_bytes
 @pytest.mark.rubric("moe_bytes")
 @given(st.integers(1, 512), st.data(), st.integers(0, 5000))
 @example(256, None, 1).via("DeepSeek-sized router, batch 1")
 def test_experts_touched_formula(e, data, t):
+    """Rule: Weights read"""
     k = data.draw(st.integers(1, e), label="k") if data is not None else 8
     got = rf.expected_experts_touched(e, k, t)
     want = oracle.touched(e, k, t)
@@ -273,6 +308,7 @@ def test_experts_touched_formula(e, data, t):
 @pytest.mark.rubric("moe_bytes")
 @pytest.mark.parametrize("e,k", [(8, 2), (128, 8), (128, 4), (256, 8), (64, 6), (16, 16)])
 def test_experts_touched_one_token_is_k(e, k):
+    """Rule: Weights read"""
     close(rf.expected_experts_touched(e, k, 1), float(k), f"one token touches its {k} experts")
     close(rf.expected_experts_touched(e, k, 0), 0.0, "no tokens touch nothing")
 
@@ -280,6 +316,7 @@ def test_experts_touched_one_token_is_k(e, k):
 @pytest.mark.rubric("moe_bytes")
 @pytest.mark.parametrize("args", [(8, 9, 1), (0, 1, 1), (8, 0, 1), (8, 2, -1)])
 def test_experts_touched_bad(args):
+    """Rule: Bad input"""
     with pytest.raises(ValueError):
         rf.expected_experts_touched(*args)
 
@@ -292,6 +329,7 @@ def test_experts_touched_bad(args):
           "num_experts_per_tok": 8, "n_shared_experts": 1, "first_k_dense_replace": 3},
          1, 1.0).via("DeepSeek-V3-shaped, without MLA")
 def test_weights_read_moe(cfg, t, wb):
+    """Rules: Weights read; Parameter template; Model fields"""
     close(rf.weight_bytes_read(cfg, t, wb), oracle.params_read(cfg, t) * wb,
           f"weight_bytes_read({cfg}, {t}, {wb})")
 
@@ -299,6 +337,7 @@ def test_weights_read_moe(cfg, t, wb):
 @pytest.mark.rubric("moe_bytes")
 @given(oracle.configs(moe=False), st.integers(1, 4096), ELEM)
 def test_weights_read_dense(cfg, t, wb):
+    """Rules: Weights read; Parameter template"""
     close(rf.weight_bytes_read(cfg, t, wb), oracle.params_read(cfg, t) * wb,
           f"weight_bytes_read({cfg}, {t}, {wb}): a dense model reads the same at any batch")
 
@@ -315,9 +354,23 @@ def test_moe_batch_one_reads_k_experts(name):
 
 
 @pytest.mark.rubric("moe_bytes")
+@pytest.mark.parametrize("keys", [{"num_experts": 0, "num_local_experts": 8},
+                                  {"num_experts": None, "n_routed_experts": 8},
+                                  {"num_local_experts": 0, "n_routed_experts": 8},
+                                  {"num_experts": 0}])
+def test_expert_count_is_the_first_non_zero_key(keys):
+    """Rule: Model fields"""
+    cfg = dict(config(LLAMA8), num_experts_per_tok=2, **keys)
+    close(rf.weight_bytes_read(cfg, 16, 2.0), oracle.params_read(cfg, 16) * 2.0,
+          f"expert keys {keys}: the first present, non-zero one gives E "
+          f"({oracle.geometry(cfg)['E']} here)")
+
+
+@pytest.mark.rubric("moe_bytes")
 @pytest.mark.parametrize("name", MOE_MODELS)
 @pytest.mark.parametrize("batch", [1, 2, 8, 64])
 def test_moe_decode_floor(name, batch):
+    """Rules: Decode step; Weights read"""
     cfg, g = config(name), gpu(H100_SXM)
     close(rf.decode_step_floor_s(cfg, g, [512] * batch, 1, 2.0, 2.0),
           oracle.decode_floor(cfg, g, [512] * batch, 1, 2.0, 2.0),
@@ -326,6 +379,7 @@ def test_moe_decode_floor(name, batch):
 
 @pytest.mark.rubric("moe_bytes")
 def test_moe_first_dense_and_shared():
+    """Rules: Parameter template; Model fields"""
     cfg = {"hidden_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 8,
            "num_hidden_layers": 6, "vocab_size": 1000, "intermediate_size": 4096,
            "moe_intermediate_size": 256, "n_routed_experts": 32, "num_experts_per_tok": 4,
@@ -341,6 +395,7 @@ def test_moe_first_dense_and_shared():
 @given(oracle.configs(), st.integers(1, 200), st.sampled_from([0.5, 1.0, 2.0]), st.data(),
        st.sampled_from([1, 2, 1000, 8192, 32768]), st.sampled_from([1.0, 2.0]))
 def test_kv_max_batch(cfg, gib_tenths, kvb, data, ctx, extra):
+    """Rule: KV-limited batch"""
     tp = data.draw(st.sampled_from(oracle.tps(cfg)), label="tp")
     gib = gib_tenths / 10 * extra
     per_seq = ctx * oracle.kv_elems_per_token_per_gpu(cfg, tp) * kvb
@@ -355,6 +410,7 @@ def test_kv_max_batch(cfg, gib_tenths, kvb, data, ctx, extra):
 
 @pytest.mark.rubric("units")
 def test_kv_max_batch_gib_not_gb():
+    """Rules: KV-limited batch; Datasheet units"""
     cfg = config(LLAMA70)    # 327,680 bytes per token at bf16 on one GPU; 40,960 at tp 8
     # 50 GiB per GPU, tp 8, 8192-token sequences: 53,687,091,200 / 335,544,320 = 160 exactly
     assert rf.kv_max_batch(cfg, 50.0, 8192, 8, 2.0) == 160, "50 GiB is 50 x 2^30 bytes"
@@ -362,9 +418,29 @@ def test_kv_max_batch_gib_not_gb():
 
 
 @pytest.mark.rubric("units")
+@pytest.mark.parametrize("gib,ctx,tp,kvb", [(0.0, 8192, 1, 2.0), (-1.0, 8192, 1, 2.0),
+                                            (10.0, 0, 1, 2.0), (10.0, 8192, 0, 2.0),
+                                            (10.0, 8192, 3, 2.0), (10.0, 8192, 64, 2.0),
+                                            (10.0, 8192, 1, 0.0), (10.0, 8192, 1, -2.0)])
+def test_kv_max_batch_bad_input(gib, ctx, tp, kvb):
+    """Rules: KV-limited batch; Bad input"""
+    with pytest.raises(ValueError):     # Llama-3.1-8B: 32 query heads, 8 KV heads
+        rf.kv_max_batch(config(LLAMA8), gib, ctx, tp, kvb)
+
+
+@pytest.mark.rubric("units")
+@pytest.mark.parametrize("n_gpus", [0, 3, 64])
+def test_per_user_checks_n_gpus(n_gpus):
+    """Rules: Tokens per second; Bad input"""
+    with pytest.raises(ValueError):
+        rf.max_decode_tok_s_per_user(config(LLAMA8), gpu(H100_SXM), n_gpus, 8192, 2.0, 2.0)
+
+
+@pytest.mark.rubric("units")
 @pytest.mark.parametrize("gpu_id", [H100_SXM, H100_PCIE, "nvidia-h200-sxm-141gb",
                                     "nvidia-a100-sxm-80gb", "nvidia-b200-hgx"])
 def test_memory_time_in_si(gpu_id):
+    """Rule: Datasheet units"""
     cfg, g = config(LLAMA8), gpu(gpu_id)
     want = (7_504_658_432 * 2 + 4096 * 131072) / (g["memory_bandwidth_gb_s"] * 1e9)
     close(rf.decode_step_floor_s(cfg, g, [4096], 1, 2.0, 2.0), want,
@@ -374,6 +450,7 @@ def test_memory_time_in_si(gpu_id):
 @pytest.mark.rubric("units")
 @given(oracle.configs(), oracle.gpus, oracle.ctx_lists, st.data())
 def test_per_user_vs_aggregate(cfg, g, ctx, data):
+    """Rule: Tokens per second"""
     tp = data.draw(st.sampled_from(oracle.tps(cfg)), label="tp")
     step = oracle.decode_floor(cfg, g, ctx, tp, 2.0, 2.0)
     got = rf.decode_tok_s(cfg, g, list(ctx), tp, 2.0, 2.0)
@@ -387,6 +464,7 @@ def test_per_user_vs_aggregate(cfg, g, ctx, data):
                                          ("meta-llama--Meta-Llama-3.1-405B", 8)])
 @pytest.mark.parametrize("gpu_id", [H100_SXM, H100_PCIE])
 def test_max_per_user(name, n_gpus, gpu_id):
+    """Rule: Tokens per second"""
     cfg, g = config(name), gpu(gpu_id)
     want = 1 / oracle.decode_floor(cfg, g, [8192], n_gpus, 2.0, 2.0)
     close(rf.max_decode_tok_s_per_user(cfg, g, n_gpus, 8192, 2.0, 2.0), want,
@@ -395,6 +473,7 @@ def test_max_per_user(name, n_gpus, gpu_id):
 
 @pytest.mark.rubric("units")
 def test_sxm_and_pcie_differ_in_compute_too():
+    """Rule: Datasheet units"""
     cfg = config(LLAMA8)
     for gid in (H100_SXM, H100_PCIE):
         g = gpu(gid)
@@ -407,6 +486,7 @@ def test_sxm_and_pcie_differ_in_compute_too():
 @pytest.mark.rubric("knee")
 @given(st.floats(1e-5, 1.0), st.floats(1e-7, 1e-2), st.integers(1, 100000))
 def test_knee_formula(t0, t1, b):
+    """Rule: The knee"""
     got = rf.throughput_knee(t0, t1, b)
     assert len(got) == 3, f"expected three numbers, got {got!r}"
     knee, ceiling, at_kv = got
@@ -421,12 +501,14 @@ def test_knee_formula(t0, t1, b):
                                   (1e-3, 1e-4, 0), (1e-3, 1e-4, -3), (float("nan"), 1e-4, 8),
                                   (1e-3, float("inf"), 8)])
 def test_knee_bad(args):
+    """Rules: The knee; Bad input"""
     with pytest.raises(ValueError):
         rf.throughput_knee(*args)
 
 
 @pytest.mark.rubric("knee")
 def test_knee_from_a_real_line():
+    """Rules: The knee; KV-limited batch"""
     # Llama-3.1-8B on H100 SXM at 4096-token contexts, memory-bound:
     # t_fixed = weights / bw, t_per_seq = 4096 x 131072 / bw.
     g = gpu(H100_SXM)
@@ -443,6 +525,7 @@ def test_knee_from_a_real_line():
 
 @pytest.mark.rubric("floors")
 def test_decode_attention_flops_count():
+    """Rule: Decode step"""
     # An MQA model with an fp4 cache on a part with little compute per byte: attention
     # (4 L q d FLOPs per context token against 2 L d x 0.5 bytes) is what binds.
     cfg = {"hidden_size": 2048, "num_attention_heads": 16, "num_key_value_heads": 1,
