@@ -13,7 +13,8 @@ function's, or a class's in a test file: stateful machines)::
     Rule: Time never runs backwards
     Rules: Reserve; Refund
 
-or by its name holding the label's slug (``test_time_never_runs_backwards``). Every rule
+or, for a label of two words or more, by its name holding the label's slug
+(``test_time_never_runs_backwards``; a one-word label is too common a word). Every rule
 must be cited by a public or hidden test, and every citation must name a rule.
 
 Hints. The prompt's hints are the folded blocks ``<details><summary>Hint N</summary>``, one
@@ -204,8 +205,8 @@ def match_citations(report: Report, cites: list[tuple[str, str, str]]) -> Report
                 continue
             report.cited.setdefault(slug(label), []).append(where)
         else:
-            for s in by_slug:
-                if s and f"_{s}_" in f"_{label}_":
+            for s in by_slug:   # by name only for labels of two words or more
+                if "_" in s and f"_{s}_" in f"_{label}_":
                     report.cited.setdefault(s, []).append(where)
     for rule in report.rules:
         if rule.slug not in report.cited:

@@ -55,11 +55,14 @@ def test_unlabelled_text_missing_sections_and_twice_used_labels_are_problems() -
 
 def test_citations_by_docstring_or_name_cover_rules_and_stale_ones_fail() -> None:
     source = '''
-def test_balance_starts_full():
+def test_bad_input_is_refused():
+    pass
+
+def test_wait_for_it():
     pass
 
 class TestMachine:
-    """Rules: Wait; Bad input."""
+    """Rules: Wait; Balance."""
 
 def test_other():
     """Rule: Refund"""
@@ -73,7 +76,7 @@ def test_other():
     report = prompt_lint.Report("x")
     report.rules, _ = prompt_lint.parse_rules_text(PROMPT, ["Rules"])
     prompt_lint.match_citations(report, prompt_lint.citations_in(
-        "def test_unbalanced():\n    pass\n", "t.py"))
+        "def test_balance_and_wait():\n    pass\n", "t.py"))   # one-word labels: no
     assert len([p for p in report.problems if "is cited by no test" in p]) == 3
 
 
