@@ -57,6 +57,48 @@ for _name, (_n, _derandomize) in PROFILES.items():
 settings.load_profile(os.environ.get("KATA_HYPOTHESIS_PROFILE", "kata"))
 
 
+def _parse_each_test_file_once() -> None:
+    """pytest parses a test file's whole source again for every line of every failure's
+    traceback it shows (to find the statement around the line). A practice run on the
+    stub fails every test, and a hidden test file is a few hundred lines: that parsing was
+    four fifths of such a run. Keep each file's tree, keyed by its text, so the failure
+    reports stay exactly the same. (A private pytest function: where it is missing, pytest
+    is left as it is.)"""
+    import ast
+    import warnings
+
+    try:
+        from _pytest._code import code as pytest_code
+        from _pytest._code import source as pytest_source
+    except ImportError:   # pragma: no cover - another pytest layout
+        return
+    original = getattr(pytest_source, "getstatementrange_ast", None)
+    if original is None or getattr(original, "_kata_cached", False):
+        return
+    trees: dict[str, ast.AST] = {}
+
+    def cached(lineno: int, source: Any, assertion: bool = False,
+               astnode: ast.AST | None = None) -> Any:
+        if astnode is None:
+            content = str(source)
+            astnode = trees.get(content)
+            if astnode is None:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    astnode = ast.parse(content, "source", "exec")
+                if len(trees) < 512:
+                    trees[content] = astnode
+        return original(lineno, source, assertion, astnode)
+
+    cached._kata_cached = True  # type: ignore[attr-defined]
+    for module in (pytest_source, pytest_code):
+        if hasattr(module, "getstatementrange_ast"):
+            module.getstatementrange_ast = cached  # type: ignore[attr-defined]
+
+
+_parse_each_test_file_once()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("katas")
     group.addoption("--impl", default="katas",
