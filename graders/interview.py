@@ -54,6 +54,7 @@ class Session:
     runs: list[tuple[float, str, dict[str, str]]] = field(default_factory=list)
     first_pass: dict[str, float] = field(default_factory=dict)
     stub_source: str = ""
+    profile: str = "grade"
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -236,7 +237,7 @@ def submit(s: Session) -> Any:
     print(f"\nGrading with the {'public and hidden' if hidden else 'public'} tests...",
           flush=True)
     try:
-        result = grade.run(s.kata.name, s.impl)
+        result = grade.run(s.kata.name, s.impl, profile=s.profile)
     except grade.GradeError as exc:
         print(f"grading failed: {exc}")
         return None
@@ -263,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--impl", default="katas",
                         help="the folder the candidate edits (default katas/NAME)")
     parser.add_argument("--out", type=Path, default=catalog.ROOT / "interviews")
+    parser.add_argument("--profile", default="grade", choices=("grade", "selftest", "kata"),
+                        help="Hypothesis profile of the final grade: grade (150 examples, "
+                             "as hiring teams grade; the default), selftest (60) or kata (25)")
     args = parser.parse_args(argv)
     try:
         kata = catalog.load(args.kata)
@@ -276,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     s = Session(kata, args.impl if args.impl == "katas" else str(folder), folder,
                 args.minutes if args.minutes is not None else kata.minutes, not args.no_hints)
     s.stub_source = pristine_stub(kata)
+    s.profile = args.profile
     print(kata.prompt_path.read_text(encoding="utf-8").split("<details>")[0].rstrip())
     print(f"\n=== {kata.title}: {s.minutes:g} minutes. Edit {folder}; the public tests run on "
           "every save.\n=== commands: hint, test, submit, quit", flush=True)

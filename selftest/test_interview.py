@@ -36,7 +36,8 @@ def test_interview_in_a_pseudo_terminal(tmp_path: Path) -> None:
     out = tmp_path / "interviews"
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="")
     child = pexpect.spawn(sys.executable, ["-m", "graders.interview", KATA, "--minutes", "20",
-                                           "--impl", str(work), "--out", str(out)],
+                                           "--impl", str(work), "--out", str(out),
+                                           "--profile", "kata"],
                           cwd=str(catalog.ROOT), env=env, encoding="utf-8", timeout=120,
                           dimensions=(50, 200))
     try:
