@@ -329,11 +329,11 @@ def probe():
         mem = True
     except OSError:
         mem = False
-    subprocess.Popen(["/bin/sh", "-c", "sleep 987654"], start_new_session=True)
     try:
         os.kill(-1, signal.SIGKILL)                  # every process it may signal
     except OSError:
         pass
+    subprocess.Popen(["/bin/sh", "-c", "sleep 987654"], start_new_session=True)
     return {"found": found, "wrote": wrote, "shm": shm, "stopped": stopped, "mem": mem,
             "uid": os.getuid()}
 '''
@@ -357,9 +357,15 @@ def test_forked_workers_share_nothing_and_cannot_reach_the_zygote(tmp_path: Path
             zygote = session.zygote
             assert zygote is not None and zygote.alive()
             first = zygote.host_pid
+            for _ in range(200):   # the worker's own sleeper, in the sandbox's tree
+                mine = [p for p in measure.tree(zygote.proc.pid) if p not in zygote.infra]
+                if any(_sleeper(str(p)) for p in mine):
+                    break
+                time.sleep(0.01)
+            assert any(_sleeper(str(p)) for p in mine), "the tree walk misses the sleeper"
             session.reset()
             assert session.zygote is zygote and zygote.host_pid == first
-            assert not [p for p in os.listdir("/proc") if p.isdigit() and _sleeper(p)]
+            assert not [p for p in mine if sandbox._running(p)], "a process outlived its test"
     finally:
         session.close()
     for got in seen:
