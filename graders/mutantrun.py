@@ -93,6 +93,10 @@ class _Collector:
             keep = [i for i in items if rubric_of(i) in self.items]
             config.hook.pytest_deselected(items=[i for i in items if i not in keep])
             items[:] = keep
+        if self.item_first:
+            # the cheap tests first: a mutant stops at its first failure, and most are caught
+            # by a fixed case long before a property test or a state machine would run
+            items.sort(key=_cost_rank)
         self.rubric = {i.nodeid: rubric_of(i) or "" for i in items}
 
     def pytest_runtest_setup(self, item: Any) -> None:
@@ -108,6 +112,13 @@ class _Collector:
             self.lost.setdefault(item, report.longreprtext[:4000])
         elif report.when == "call" and report.passed:
             self.ran.add(item)
+
+
+def _cost_rank(item: Any) -> int:
+    """0: a plain test, 1: a Hypothesis property test, 2: a state machine."""
+    if getattr(item, "name", "") == "runTest":
+        return 2
+    return 1 if getattr(getattr(item, "obj", None), "is_hypothesis_test", False) else 0
 
 
 _FRESH = tuple(str(p) for p in (catalog.PUBLIC_TESTS_DIR, catalog.HIDDEN_TESTS_DIR,

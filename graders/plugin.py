@@ -35,7 +35,7 @@ from graders import catalog, impl
 MAX_MESSAGE_CHARS = 4000
 # name -> (max_examples, derandomize). grade_seeded is grade with a seed given on the
 # command line (--hypothesis-seed), for a second, different but reproducible sample.
-PROFILES = {"kata": (25, False), "selftest": (60, True), "grade": (150, True),
+PROFILES = {"kata": (25, False), "selftest": (60, True), "smoke": (10, True), "grade": (150, True),
             "grade_seeded": (150, False)}
 
 for _name, (_n, _derandomize) in PROFILES.items():

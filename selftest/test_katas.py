@@ -34,10 +34,12 @@ def _failures(g: grade.Grade) -> str:
 
 
 def _same_in_both_modes(name: str, spec: str) -> tuple[grade.Grade, grade.Grade]:
-    """Grade ``spec`` isolated and in-process (the suite's hypothesis profile); each rubric
-    item must get the same result: isolation must not change an honest score, nor hide a
-    failure."""
-    isolated = grade.run(name, spec, profile="selftest")
+    """Grade ``spec`` in-process under the suite's Hypothesis profile (60 examples: the
+    full-marks check) and isolated under the smoke profile (10 examples, the same first
+    ones: every fixed case, growth check and state machine runs, through the sandbox and
+    the wire); each rubric item must get the same result: isolation must not change an
+    honest score, nor hide a failure."""
+    isolated = grade.run(name, spec, profile="smoke")
     in_process = grade.run(name, spec, profile="selftest", isolate=False)
     by_mode = {mode: {r.item.id: r.status for r in g.items}
                for mode, g in (("isolated", isolated), ("in-process", in_process))}

@@ -175,7 +175,7 @@ def test_earlier_now_mints_and_destroys_nothing():
 # ------------------------------------------------------------------ conservation
 
 @pytest.mark.rubric("conservation")
-@settings(max_examples=30)
+@settings(max_examples=min(30, settings.default.max_examples))
 @given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 60),
                           st.integers(0, 60), st.sampled_from([0.0, 0.05, 0.5, 3.0]),
                           st.booleans()), max_size=30))

@@ -155,7 +155,8 @@ def test_crossover_real(name, gpu_id, dtype, wb):
 
 
 @pytest.mark.rubric("floors")
-@settings(max_examples=30)      # a plain upward scan (allowed) costs thousands of steps per case
+@settings(max_examples=min(30, settings.default.max_examples))   # a plain upward scan
+# (allowed) costs thousands of steps per case
 @given(oracle.configs(), oracle.gpus, st.sampled_from([1.0, 2.0]))
 def test_crossover_synthetic(cfg, g, wb):
     """Rule: Crossover"""

@@ -742,7 +742,7 @@ def test_duplicate_live_id_is_refused_but_a_finished_one_is_not():
 
 
 @pytest.mark.rubric("bad_input")
-@settings(max_examples=20)
+@settings(max_examples=min(20, settings.default.max_examples))
 @given(st.sampled_from([0.0, 1e-3, 5.0]))
 def test_valid_edge_values_are_accepted(t):
     """Rule: Bad input"""
