@@ -4,7 +4,7 @@
     nox -s grade -- NAME [--impl ...] [--out DIR] [--seed N]   grade: public + hidden tests
     nox -s typecheck -- NAME [--impl PATH]               mypy against the stub's contract
     nox -s list                                          the katas
-    nox -s interview -- NAME [--minutes M] [--no-hints] [--interviewer]   mock interview
+    nox -s interview -- NAME [--minutes M] [--no-hints] [--interviewer] [--profile P]   mock interview
     nox -s bundle -- OUT [NAMES...]                      a candidate's folder
     nox -s record -- split_kv|gemm_waves                  GPU sweep -> hardware_fixtures/
     nox -s tests                                         the project's own suite
