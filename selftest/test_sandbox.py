@@ -261,9 +261,9 @@ def test_run_command_status_and_timeout(tmp_path: Path) -> None:
                                   folder, limits, 30)
     assert code == -9
     code, out = sandbox.run_command(
-        ["/bin/sh", "-c", "echo start; sleep 987654 & sleep 987654"], folder, limits, 1.0)
+        ["/bin/sh", "-c", "echo start; sleep 876541 & sleep 876541"], folder, limits, 1.0)
     assert code < 0 and out == "start\n"
-    assert not [p for p in os.listdir("/proc") if p.isdigit() and _sleeper(p)]
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _sleeper(p, b"876541")]
     code, out = sandbox.run_command([sys.executable, "-c", "print('y' * 200000)"], folder,
                                     limits, 30)
     assert code == 0 and len(out.encode()) == sandbox.OUTPUT_TAIL_BYTES
