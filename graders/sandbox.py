@@ -938,6 +938,37 @@ def _ns_pid(pid: int) -> int | None:
     return None
 
 
+def _remove_tree_on(top: str, device: int) -> None:
+    """Remove a folder tree without following links and without leaving ``device``: an
+    entry on another file system (a mount point) is left as it is, with the folders above
+    it. Iterative, so a very deep tree cannot exhaust the recursion limit."""
+    stack = [(top, False)]
+    while stack:
+        path, listed = stack.pop()
+        if listed:
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+            continue
+        stack.append((path, True))
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if st.st_dev != device:
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    stack.append((entry.path, False))
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+
+
 def _parent_of(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -999,6 +1030,7 @@ class Zygote:
             theirs.close()
         self.ns_pid: int | None = None
         self.infra: set[int] = set()
+        self.tmp_kept: set[str] = set()
 
     @staticmethod
     def usable(caps: Capabilities) -> bool:
@@ -1048,6 +1080,10 @@ class Zygote:
             # bwrap, the pid namespace's init (bwrap's child) and the zygote: every other
             # process in the sandbox belongs to the current worker
             self.infra = {self.proc.pid, self.host_pid, _parent_of(self.host_pid)}
+            try:   # what bwrap put in /tmp (the folders above binds): never cleaned
+                self.tmp_kept = set(os.listdir(f"/proc/{self.host_pid}/root/tmp"))
+            except OSError:
+                self.tmp_kept = set()
 
     def fork(self, module_name: str, read_only: bool) -> "ForkedWorker":
         self.start()
@@ -1063,19 +1099,29 @@ class Zygote:
         return self.exits.pop(ns_pid)
 
     def clean_tmp(self) -> None:
-        """Empty the sandbox's /tmp, from outside (through the zygote's view of its root)."""
+        """Empty the sandbox's /tmp, from outside (through the zygote's view of its root), of
+        what workers made there. Only entries that were not there when the zygote started,
+        and that lie on /tmp's own file system, are removed: bwrap makes the folders above
+        its binds inside /tmp when the checkout lives under /tmp, and a walk into those
+        would reach the binds (the real scratch folder, the interpreter)."""
         if self.host_pid is None:
             return
         tmp = f"/proc/{self.host_pid}/root/tmp"
         try:
+            device = os.stat(tmp).st_dev
             names = os.listdir(tmp)
         except OSError:
             return
         for name in names:
+            if name in self.tmp_kept:
+                continue
             path = os.path.join(tmp, name)
             try:
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, ignore_errors=True)
+                st = os.lstat(path)
+                if st.st_dev != device:
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    _remove_tree_on(path, device)
                 else:
                     os.unlink(path)
             except OSError:

@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -376,3 +377,31 @@ def test_forked_workers_share_nothing_and_cannot_reach_the_zygote(tmp_path: Path
         assert got["shm"] < 0 and not got["stopped"] and not got["mem"], got
         assert got["wrote"], "the worker could write nowhere (its own folder at least)"
     assert len({got["uid"] for got in seen}) == 3 and all(got["uid"] > 0 for got in seen)
+
+
+@pytest.mark.skipif(not LINUX, reason="Linux sandbox")
+def test_emptying_tmp_between_workers_spares_binds_under_tmp(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the checkout (so the scratch folder) lives under /tmp, bwrap makes the folders
+    above its binds inside the sandbox's /tmp: emptying /tmp between workers must remove
+    only what workers made, never reach through to the real scratch folder."""
+    if not sandbox.Zygote.usable(sandbox.capabilities()):
+        pytest.skip("workers are not forked by a zygote here (needs bwrap as root)")
+    base = Path(tempfile.mkdtemp(prefix="kata-tmp-checkout-", dir="/tmp"))
+    monkeypatch.setattr(sandbox, "_scratch_base", lambda: base)
+    sub = tmp_path / "radix_cache.py"
+    sub.write_text(ZYGOTE_PROBE)
+    session = sandbox.Session("radix_cache", sub)
+    try:
+        seen = [sandbox.RemoteModule(session).probe()]
+        zygote = session.zygote
+        assert zygote is not None
+        code = zygote.scratch / "_kata_worker.py"
+        session.reset()
+        assert code.is_file(), "emptying /tmp removed the zygote's own folder"
+        seen.append(sandbox.RemoteModule(session).probe())
+        assert session.zygote is zygote
+    finally:
+        session.close()
+        shutil.rmtree(base, ignore_errors=True)
+    assert "/tmp/mark" in seen[0]["wrote"] and seen[1]["found"] == [], seen
