@@ -1063,8 +1063,10 @@ class Zygote:
     def _find_host_pid(self, ns_pid: int, parent: int | None, timeout: float = 5.0) -> int:
         deadline = time.monotonic() + timeout
         while True:
-            pids = measure.tree(self.proc.pid) if parent is None else \
-                (measure._children_of(parent) or [])
+            # the parent's children where the kernel lists them, else the whole tree (by
+            # parent links): either way the forked worker is found
+            kids = None if parent is None else measure._children_of(parent)
+            pids = kids if kids else measure.tree(self.proc.pid)
             for pid in pids:
                 if _ns_pid(pid) == ns_pid and pid != self.proc.pid:
                     return pid
