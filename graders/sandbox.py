@@ -784,24 +784,32 @@ class Worker:
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.output_path.unlink(missing_ok=True)
             raise
-        req_r, req_w = os.pipe()
-        rep_r, rep_w = os.pipe()
-        with open(self.output_path, "wb") as out:
-            try:
+        def start(req_r: int, rep_w: int) -> None:
+            with open(self.output_path, "wb") as out:
                 self.proc, self.new_root = _spawn(
                     caps, [str(self.scratch / "_kata_worker.py"), str(req_r), str(rep_w),
                            str(target), module_name] + (["read-only"] if read_only else []),
                     self.scratch, limits, env=_worker_env(self.scratch), out=out,
                     pass_fds=(req_r, rep_w), uid=self.uid, script=True)
-            except BaseException:
-                for fd in (req_w, rep_r):
-                    os.close(fd)
-                shutil.rmtree(self.scratch, ignore_errors=True)
-                self.output_path.unlink(missing_ok=True)
-                raise
-            finally:
-                os.close(req_r)
-                os.close(rep_w)
+        self._connect(start)
+
+    def _connect(self, start: Callable[[int, int], None]) -> None:
+        """Make the request and reply pipes, hand the worker's ends to ``start`` (which
+        starts the worker) and keep ours; if ``start`` fails, remove the worker's folder and
+        output file and close everything."""
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        try:
+            start(req_r, rep_w)
+        except BaseException:
+            for fd in (req_w, rep_r):
+                os.close(fd)
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.output_path.unlink(missing_ok=True)
+            raise
+        finally:
+            os.close(req_r)
+            os.close(rep_w)
         self.requests: BinaryIO = os.fdopen(req_w, "wb")
         self.replies: BinaryIO = os.fdopen(rep_r, "rb")
 
@@ -1087,7 +1095,7 @@ class Zygote:
             except OSError:
                 self.tmp_kept = set()
 
-    def fork(self, module_name: str, read_only: bool) -> "ForkedWorker":
+    def fork(self) -> "ForkedWorker":
         self.start()
         return ForkedWorker(self)
 
@@ -1159,28 +1167,20 @@ class ForkedWorker(Worker):
         self.scratch.mkdir(mode=0o700)
         os.chown(self.scratch, self.uid, self.uid)
         self.output_path = Path(tempfile.mkstemp(prefix="kata-worker-out-")[1])
-        req_r, req_w = os.pipe()
-        rep_r, rep_w = os.pipe()
-        out = os.open(self.output_path, os.O_WRONLY | os.O_APPEND)
-        try:
-            zygote.ctrl.sendmsg(
-                [b"F" + struct.pack("!ii", self.uid, self.limits.processes)
-                 + str(self.scratch).encode()],
-                [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", req_r, rep_w, out))])
+        def start(req_r: int, rep_w: int) -> None:
+            out = os.open(self.output_path, os.O_WRONLY | os.O_APPEND)
+            try:
+                zygote.ctrl.sendmsg(
+                    [b"F" + struct.pack("!ii", self.uid, self.limits.processes)
+                     + str(self.scratch).encode()],
+                    [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                      struct.pack("3i", req_r, rep_w, out))])
+            finally:
+                os.close(out)
             msg = zygote._until(b"P", 10.0)
             self.ns_pid = struct.unpack("!i", msg[1:5])[0]
             self.host_pid = zygote._find_host_pid(self.ns_pid, zygote.host_pid)
-        except BaseException:
-            for fd in (req_w, rep_r):
-                os.close(fd)
-            shutil.rmtree(self.scratch, ignore_errors=True)
-            self.output_path.unlink(missing_ok=True)
-            raise
-        finally:
-            for fd in (req_r, rep_w, out):
-                os.close(fd)
-        self.requests = os.fdopen(req_w, "wb")
-        self.replies = os.fdopen(rep_r, "rb")
+        self._connect(start)
 
     @property
     def pid(self) -> int:
@@ -1254,7 +1254,7 @@ class Session:
                     self.zygote = Zygote(self.submission, name, self.limits, self.read_only,
                                          self.uid_base, self.trusted_copy)
                 try:
-                    return self.zygote.fork(name, self.read_only)
+                    return self.zygote.fork()
                 except (ZygoteFailed, OSError):
                     self.zygote.kill()
                     self.zygote = None
