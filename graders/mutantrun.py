@@ -6,9 +6,12 @@ Mutants are trusted code (the project wrote them), so they are graded in-process
 tests of the rubric item they name only, stopping at the first failure. A ``*`` mutant
 (trivial answers) runs every item, each stopping at its own first failure. Starting pytest
 and collecting a kata's tests costs about a second, far more than catching a typical
-mutant, so one child process runs ``pytest.main`` once per mutant, reusing the imported test
-modules (the tests reach the implementation only through ``graders.impl``, which each run
-reconfigures).
+mutant, so one child process starts pytest and collects the kata's tests once, then forks
+one process per mutant from the collected session: each mutant starts from the same state
+(no module global, cached fixture or Hypothesis setting of another mutant's run reaches
+it), and pays a fork instead of a start. The tests reach the implementation only through
+``graders.impl``, which each forked process points at its mutant. The suite's in-process
+full-marks check of the independent solutions (``grade_specs``) runs the same way.
 
 A mutant is caught when its named item lost a test (every item that ran, for ``*``), and
 the failure is not an import error. The few mutants listed in ``ISOLATED_ONLY`` are graded
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -72,46 +76,17 @@ class Verdict:
                 + (" (isolated)" if self.isolated else " (in-process)"))
 
 
-# -- the child: one pytest.main per mutant ---------------------------------------------
+# -- the child: one collection, one fork per job --------------------------------------
 
-class _Collector:
-    """A pytest plugin object: keeps only the tests of ``items`` (None: every test), notes per
-    rubric item whether a test ran and its first failure, and with ``item_first`` skips the
-    rest of an item once the item has lost."""
-
-    def __init__(self, items: set[str] | None, item_first: bool) -> None:
-        self.items = items
-        self.item_first = item_first
-        self.rubric: dict[str, str] = {}
-        self.lost: dict[str, str] = {}
-        self.ran: set[str] = set()
-
-    def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
-        from graders.plugin import rubric_of
-
-        if self.items is not None:
-            keep = [i for i in items if rubric_of(i) in self.items]
-            config.hook.pytest_deselected(items=[i for i in items if i not in keep])
-            items[:] = keep
-        if self.item_first:
-            # the cheap tests first: a mutant stops at its first failure, and most are caught
-            # by a fixed case long before a property test or a state machine would run
-            items.sort(key=_cost_rank)
-        self.rubric = {i.nodeid: rubric_of(i) or "" for i in items}
-
-    def pytest_runtest_setup(self, item: Any) -> None:
-        if self.item_first and self.rubric.get(item.nodeid) in self.lost:
-            import pytest
-
-            pytest.skip("the item is already lost")
-
-    def pytest_runtest_logreport(self, report: Any) -> None:
-        item = self.rubric.get(report.nodeid, "")
-        if report.failed:
-            self.ran.add(item)
-            self.lost.setdefault(item, report.longreprtext[:4000])
-        elif report.when == "call" and report.passed:
-            self.ran.add(item)
+@dataclass
+class Job:
+    """One implementation to run against the collected tests: ``items`` limits the run to
+    those rubric items (None: every item); with ``stop`` each item stops at its first
+    failure and the cheap tests run first."""
+    label: str
+    spec: str
+    items: list[str] | None
+    stop: bool
 
 
 def _cost_rank(item: Any) -> int:
@@ -121,56 +96,123 @@ def _cost_rank(item: Any) -> int:
     return 1 if getattr(getattr(item, "obj", None), "is_hypothesis_test", False) else 0
 
 
-_FRESH = tuple(str(p) for p in (catalog.PUBLIC_TESTS_DIR, catalog.HIDDEN_TESTS_DIR,
-                                 catalog.ROOT / "graders" / "support"))
+def _run_job(session: Any, job: Job) -> dict[str, Any]:
+    """In a forked child: point graders.impl at the job's implementation and run its
+    tests through pytest's own protocol (fixtures, timeouts, the grading plugin)."""
+    from graders import impl, plugin
+
+    impl.configure(job.spec)
+    items = [i for i in session.items
+             if job.items is None or plugin.rubric_of(i) in job.items]
+    if job.stop:
+        # the cheap tests first: most wrong solutions fail a fixed case long before a
+        # property test or a state machine would run
+        items.sort(key=_cost_rank)
+    lost: dict[str, str] = {}
+    tests: list[list[str]] = []
+    for n, item in enumerate(items):
+        rubric = plugin.rubric_of(item) or ""
+        if job.stop and rubric in lost:
+            continue
+        nextitem = items[n + 1] if n + 1 < len(items) else None
+        item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        outcome, message = plugin._State.results.get(
+            item.nodeid, ("failed", "the test produced no result"))
+        tests.append([item.nodeid, rubric, outcome, message[:4000]])
+        if outcome == "failed":
+            lost.setdefault(rubric, message)
+            if job.stop and job.items is not None and len(job.items) == 1:
+                break
+    return {"tests": tests}
 
 
-def _forget_test_modules() -> None:
-    """Drop the kata's test modules, their helpers and the support drivers from
-    ``sys.modules``, so that each mutant's run imports them afresh: no cached fixture,
-    module-level value or state machine class (which keeps the Hypothesis profile current
-    when it was made) carries over from the mutant before. Only the interpreter and the
-    third-party libraries are shared."""
-    for name, module in list(sys.modules.items()):
-        where = getattr(module, "__file__", None) or ""
-        if where.startswith(_FRESH) or name.startswith("_submission_"):
-            del sys.modules[name]
+class _ForkEach:
+    """A pytest plugin: collect once, then run each job in a child forked from the
+    collected session, so that no job sees another's state (module globals, fixtures,
+    caches) and none pays for pytest's start and collection again."""
+
+    def __init__(self, jobs: list[Job], log: Any, job_timeout: float) -> None:
+        self.jobs = jobs
+        self.log = log
+        self.job_timeout = job_timeout
+
+    def pytest_runtestloop(self, session: Any) -> bool:
+        for job in self.jobs:
+            self._write({"event": "start", "name": job.label})
+            start = time.monotonic()
+            with tempfile.NamedTemporaryFile(prefix="kata-job-", suffix=".json",
+                                             delete=False) as fh:
+                result_path = fh.name
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:   # the child: run the job, leave its result, never return
+                code = 0
+                try:
+                    os.setpgid(0, 0)
+                    result = _run_job(session, job)
+                    with open(result_path, "w", encoding="utf-8") as out:
+                        json.dump(result, out)
+                except BaseException:   # noqa: BLE001 - reported by the parent
+                    import traceback
+
+                    traceback.print_exc()
+                    code = 70
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(code)
+            error = self._wait(pid, start)
+            try:
+                result = json.loads(Path(result_path).read_text(encoding="utf-8") or "{}")
+            except (OSError, ValueError):
+                result = {}
+            finally:
+                Path(result_path).unlink(missing_ok=True)
+            if not error and "tests" not in result:
+                error = "the job left no result"
+            self._write({"event": "result", "name": job.label, "tests": result.get("tests", []),
+                         "error": error, "seconds": round(time.monotonic() - start, 3)})
+        return True
+
+    def _wait(self, pid: int, start: float) -> str:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                if os.WIFSIGNALED(status):
+                    return f"the job's process ended by signal {os.WTERMSIG(status)}"
+                code = os.WEXITSTATUS(status)
+                return "" if code == 0 else f"the job's process exited with code {code}"
+            if time.monotonic() - start > self.job_timeout:
+                for kill in (lambda: os.killpg(pid, signal.SIGKILL),
+                             lambda: os.kill(pid, signal.SIGKILL)):
+                    try:
+                        kill()
+                    except OSError:
+                        pass
+                os.waitpid(pid, 0)
+                return f"no end after {self.job_timeout:.0f} s (killed)"
+            time.sleep(0.005)
+
+    def _write(self, event: dict[str, Any]) -> None:
+        self.log.write(json.dumps(event) + "\n")
+        self.log.flush()
 
 
-def _child(kata: catalog.Kata, names: list[str], profile: str, out: Path) -> int:
+def _child(kata: catalog.Kata, jobs: list[Job], profile: str, out: Path,
+           job_timeout: float) -> int:
     import pytest
 
     from graders.cli import PLUGINS
 
     folders = [str(p) for p in (kata.public_tests, kata.hidden_tests) if p.is_dir()]
-
-    def run(log: Any, label: str, impl_spec: str, items: set[str] | None, hypothesis: str,
-            stop: bool) -> None:
-        log.write(json.dumps({"event": "start", "name": label}) + "\n")
-        log.flush()
-        start = time.monotonic()
-        _forget_test_modules()
-        collector = _Collector(items, item_first=stop)
-        args = [*folders, "--impl", impl_spec, "--hypothesis-profile", hypothesis,
-                "-q", "--no-header", "--no-rubric-summary", *PLUGINS,
-                "-c", str(catalog.ROOT / "pyproject.toml"), "-W", "ignore::DeprecationWarning",
-                "--timeout", "60", "--timeout-method", "signal"]
-        if stop and items is not None and len(items) == 1:
-            args.append("-x")
-        code = int(pytest.main(args, plugins=[collector]))
-        error = "" if code in (0, 1) else f"pytest ended with exit code {code}"
-        log.write(json.dumps({"event": "result", "name": label, "lost": collector.lost,
-                              "ran": sorted(collector.ran), "error": error,
-                              "seconds": round(time.monotonic() - start, 3)}) + "\n")
-        log.flush()
-
-    with tempfile.TemporaryDirectory(prefix="kata-mutantrun-") as tmp, \
-            open(out, "a", encoding="utf-8") as log:
-        for name in names:
-            m = mutant.load(kata.name, name)
-            path = mutant.materialise(kata.name, name, Path(tmp))
-            run(log, name, str(path), None if m.rubric == "*" else {m.rubric}, profile, True)
-    return 0
+    args = [*folders, "--impl", "katas", "--hypothesis-profile", profile,
+            "-q", "--no-header", "--no-rubric-summary", *PLUGINS,
+            "-c", str(catalog.ROOT / "pyproject.toml"), "-W", "ignore::DeprecationWarning",
+            "--timeout", "60", "--timeout-method", "signal"]
+    with open(out, "a", encoding="utf-8") as log:
+        code = int(pytest.main(args, plugins=[_ForkEach(jobs, log, job_timeout)]))
+    return 0 if code in (0, 1, 5) else code
 
 
 # -- the parent ------------------------------------------------------------------------
@@ -181,42 +223,105 @@ def _child_env() -> dict[str, str]:
     return grade_env()
 
 
-def grade_in_process(kata: str, names: list[str], profile: str = "grade",
-                     timeout: float = BATCH_TIMEOUT_S) -> dict[str, Verdict]:
-    """Grade ``names`` (mutants of ``kata``) in one child pytest process."""
-    verdicts = {n: Verdict(n, mutant.load(kata, n).rubric) for n in names}
-    if not names:
-        return verdicts
+@dataclass
+class JobResult:
+    """What one job's run showed: (nodeid, rubric item, outcome, message) per test run."""
+    tests: list[tuple[str, str, str, str]] = field(default_factory=list)
+    error: str = ""
+    seconds: float = 0.0
+
+
+def run_jobs(kata: str, jobs: list[Job], profile: str,
+             timeout: float = BATCH_TIMEOUT_S) -> dict[str, JobResult]:
+    """Run ``jobs`` against the tests of ``kata`` in one child pytest process (collected
+    once, one fork per job); a job that did not finish says why."""
+    results = {j.label: JobResult() for j in jobs}
+    if not jobs:
+        return results
     with tempfile.TemporaryDirectory(prefix="kata-mutantrun-") as tmp:
         out = Path(tmp) / "events.jsonl"
         log = Path(tmp) / "pytest.log"
-        cmd = [sys.executable, "-m", "graders.mutantrun", kata, *names, "--profile", profile,
-               "--child", str(out)]
+        spec = Path(tmp) / "jobs.json"
+        spec.write_text(json.dumps([j.__dict__ for j in jobs]), encoding="utf-8")
+        cmd = [sys.executable, "-m", "graders.mutantrun", kata, "--profile", profile,
+               "--child", str(out), "--jobs", str(spec), "--job-timeout", str(timeout)]
         with open(log, "wb") as sink:
             try:
                 child = subprocess.run(cmd, cwd=catalog.ROOT, env=_child_env(), stdout=sink,
                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                       timeout=timeout, check=False)
+                                       timeout=timeout * 2 + 60 * len(jobs), check=False)
                 ended = f"exit code {child.returncode}"
             except subprocess.TimeoutExpired:
-                ended = f"no end after {timeout:.0f} s (killed)"
+                ended = "no end in time (killed)"
         running = None
+        finished: set[str] = set()
         events = out.read_text(encoding="utf-8").splitlines() if out.exists() else []
         for line in events:
             e = json.loads(line)
             if e["event"] == "start":
                 running = e["name"]
-            else:
-                v = verdicts[e["name"]]
-                v.lost, v.ran, v.error, v.seconds = e["lost"], e["ran"], e["error"], e["seconds"]
-                running = None
+                continue
+            r = results[e["name"]]
+            r.tests = [tuple(t) for t in e["tests"]]
+            r.error, r.seconds = e["error"], e["seconds"]
+            if r.error:
+                r.error += "\n" + log.read_text(errors="replace")[-2000:]
+            finished.add(e["name"])
+            running = None
         tail = log.read_text(errors="replace")[-2000:]
-        for v in verdicts.values():
-            if not v.lost and not v.ran and not v.error:
-                v.error = (f"the batch process stopped ({ended}) while grading {running}"
-                           if running else f"not graded: the batch process stopped ({ended})")
-                v.error += f"\n{tail}"
+        for label, r in results.items():
+            if label not in finished:
+                r.error = (f"the batch process stopped ({ended}) while running {running}"
+                           if running == label else
+                           f"not run: the batch process stopped ({ended})") + f"\n{tail}"
+    return results
+
+
+def grade_in_process(kata: str, names: list[str], profile: str = "grade",
+                     timeout: float = BATCH_TIMEOUT_S) -> dict[str, Verdict]:
+    """Grade ``names`` (mutants of ``kata``) in-process: each on the item it names (every
+    item for ``*``), stopping at the item's first failure."""
+    verdicts = {n: Verdict(n, mutant.load(kata, n).rubric) for n in names}
+    with tempfile.TemporaryDirectory(prefix="kata-mutants-") as tmp:
+        jobs = [Job(n, str(mutant.materialise(kata, n, Path(tmp))),
+                    None if v.rubric == "*" else [v.rubric], True)
+                for n, v in verdicts.items()]
+        results = run_jobs(kata, jobs, profile, timeout)
+    for name, v in verdicts.items():
+        r = results[name]
+        v.error, v.seconds = r.error, r.seconds
+        for _nodeid, rubric, outcome, message in r.tests:
+            if outcome in ("passed", "failed"):
+                v.ran.append(rubric)
+            if outcome == "failed":
+                v.lost.setdefault(rubric, message)
+        v.ran = sorted(set(v.ran))
     return verdicts
+
+
+def grade_specs(kata: str, specs: list[str], profile: str = "selftest",
+                timeout: float = BATCH_TIMEOUT_S) -> dict[str, "grade.Grade"]:
+    """Grade whole implementations (paths) in-process on every test, as ``grade.run(...,
+    isolate=False)`` would score them, in one collection: the suite's full-marks check of
+    the independent solutions. A job that did not finish fails every test it did not run."""
+    from graders import grade
+
+    loaded = catalog.load(kata)
+    results = run_jobs(kata, [Job(s, s, None, False) for s in specs], profile, timeout)
+    grades = {}
+    for spec, r in results.items():
+        g = grade.Grade(loaded, spec, None, profile, [])
+        for nodeid, rubric, outcome, message in r.tests:
+            g.tests.append(grade.TestResult(
+                nodeid, rubric, "hidden" if "/hidden/" in nodeid else "visible", outcome,
+                message))
+        if r.error:
+            g.tests.append(grade.TestResult("(the run)", "", "visible", "failed", r.error))
+            g.restarts = 1
+        g.seconds = r.seconds
+        grade._score(g)
+        grades[spec] = g
+    return grades
 
 
 def grade_isolated(kata: str, name: str) -> Verdict:
@@ -259,10 +364,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="mutants (default: every one)")
     parser.add_argument("--profile", default="grade", help="hypothesis profile")
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--jobs", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--job-timeout", type=float, default=BATCH_TIMEOUT_S,
+                        help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     kata = catalog.load(args.kata)
     if args.child is not None:
-        return _child(kata, args.names, args.profile, args.child)
+        jobs = [Job(**j) for j in json.loads(args.jobs.read_text(encoding="utf-8"))]
+        return _child(kata, jobs, args.profile, args.child, args.job_timeout)
     if args.names:
         verdicts = grade_in_process(kata.name, args.names, args.profile)
     else:

@@ -200,8 +200,12 @@ def zygote(ctrl_fd: int, path: str, name: str) -> None:
     import socket
     import struct
 
+    # the project's own support code for this kata too (a driver of a growth check, the
+    # inputs' helpers): trusted, and costly to import again in every worker
+    kata = name.removeprefix("_submission_")
     for module in ("numpy", "json", "math", "collections", "typing", "dataclasses",
-                   "functools", "heapq", "bisect", "itertools", "decimal", "fractions"):
+                   "functools", "heapq", "bisect", "itertools", "decimal", "fractions",
+                   "graders.support.inputs", f"graders.support.{kata}"):
         try:
             importlib.import_module(module)
         except ImportError:

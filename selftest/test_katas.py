@@ -11,6 +11,7 @@ solution scores full marks in both modes.
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
@@ -18,14 +19,6 @@ from graders import catalog, grade, mutant, mutantrun
 
 KATAS = catalog.kata_names()
 MIN_MUTANTS = 4
-
-
-def _alternatives() -> list[tuple[str, str]]:
-    out = []
-    for name in KATAS:
-        for path in mutant.alternative_files(name):
-            out.append((name, str(path.relative_to(catalog.ROOT))))
-    return out
 
 
 def _failures(g: grade.Grade) -> str:
@@ -41,6 +34,12 @@ def _same_in_both_modes(name: str, spec: str) -> tuple[grade.Grade, grade.Grade]
     honest score, nor hide a failure."""
     isolated = grade.run(name, spec, profile="smoke")
     in_process = grade.run(name, spec, profile="selftest", isolate=False)
+    _same(spec, isolated, in_process)
+    return isolated, in_process
+
+
+def _same(spec: str, isolated: grade.Grade, in_process: grade.Grade) -> None:
+    """Each rubric item has the same status in both grades."""
     by_mode = {mode: {r.item.id: r.status for r in g.items}
                for mode, g in (("isolated", isolated), ("in-process", in_process))}
     differ = {item: (status, by_mode["in-process"].get(item))
@@ -49,7 +48,6 @@ def _same_in_both_modes(name: str, spec: str) -> tuple[grade.Grade, grade.Grade]
     assert not differ, (
         f"{spec}: rubric items differ between modes (isolated, in-process): {differ}\n"
         f"isolated:\n{_failures(isolated)}\nin-process:\n{_failures(in_process)}")
-    return isolated, in_process
 
 
 @pytest.mark.parametrize("name", KATAS)
@@ -138,11 +136,28 @@ def test_mutants_lose_their_rubric_items(name: str) -> None:
     assert not missed, "\n".join(missed)
 
 
-@pytest.mark.parametrize(("name", "alt"), _alternatives())
-def test_independent_solution_scores_full_marks(name: str, alt: str) -> None:
-    path = catalog.ROOT / alt
-    for g in _same_in_both_modes(name, str(path.parent if path.name == "__init__.py" else path)):
-        assert g.score == g.max_score, f"{alt}: {g.score}/{g.max_score}\n{_failures(g)}"
+@pytest.mark.parametrize("name", [k for k in KATAS if mutant.alternative_files(k)])
+def test_independent_solutions_score_full_marks(name: str) -> None:
+    """Every independent correct solution of the kata: full marks isolated (smoke profile,
+    one grade each, through the sandbox and the wire) and in-process (the suite's profile,
+    all of them in one collection: graders/mutantrun.py ``grade_specs``), item by item
+    alike."""
+    specs = [str(p.parent if p.name == "__init__.py" else p)
+             for p in mutant.alternative_files(name)]
+    deep = mutantrun.grade_specs(name, specs, profile="selftest")
+    problems = []
+    for spec in specs:
+        label = str(Path(spec).relative_to(catalog.ROOT))
+        isolated = grade.run(name, spec, profile="smoke")
+        try:
+            _same(label, isolated, deep[spec])
+        except AssertionError as exc:
+            problems.append(str(exc))
+            continue
+        for g in (isolated, deep[spec]):
+            if g.score != g.max_score:
+                problems.append(f"{label}: {g.score}/{g.max_score}\n{_failures(g)}")
+    assert not problems, "\n\n".join(problems)
 
 
 def test_readme_kata_table_is_current() -> None:
