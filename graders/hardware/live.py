@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
+import sys
 from typing import Any
 
 from graders.hardware import kernels, timing
@@ -18,6 +20,10 @@ REPETITIONS = 20
 
 @functools.lru_cache(maxsize=1)
 def gpu_reason() -> str | None:
+    if sys.platform.startswith("linux") and not any(
+            os.path.exists(p) for p in ("/dev/nvidiactl", "/proc/driver/nvidia", "/dev/dxg")):
+        # no NVIDIA driver (nor WSL's GPU bridge): say so without importing torch (a second)
+        return "no NVIDIA driver here (no /dev/nvidiactl, /proc/driver/nvidia or /dev/dxg)"
     if importlib.util.find_spec("torch") is None:
         return "torch is not installed, so no GPU can be used"
     import torch

@@ -180,8 +180,10 @@ class Trace:
 
 
 def run(mod: Any, vocab: Sequence[bytes], groups: Sequence[Sequence[int]],
-        stops: Sequence[str] = (), include: bool = False, finish: bool = True) -> Trace:
-    """Push ``groups`` one push each, then finish; record everything."""
+        stops: Sequence[str] = (), include: bool = False, finish: bool = True,
+        flags: bool = True) -> Trace:
+    """Push ``groups`` one push each, then finish; record everything (with ``flags=False``,
+    ``stopped`` and ``matched_stop`` only after finish: enough for check_equals_whole)."""
     d = mod.StreamDetokenizer(list(vocab), list(stops), include)
     trace = Trace(vocab, list(stops), include, [list(g) for g in groups])
     sent = ""
@@ -191,7 +193,8 @@ def run(mod: Any, vocab: Sequence[bytes], groups: Sequence[Sequence[int]],
         assert isinstance(r, str), f"push must return str, got {r!r}"
         sent += r
         data += b"".join(vocab[i] for i in g)
-        trace.steps.append(Step(list(g), r, sent, data, d.stopped, d.matched_stop))
+        trace.steps.append(Step(list(g), r, sent, data, d.stopped if flags else None,
+                                d.matched_stop if flags else None))
     if finish:
         trace.final = d.finish()
         assert isinstance(trace.final, str), f"finish must return str, got {trace.final!r}"

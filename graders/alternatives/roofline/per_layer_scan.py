@@ -2,7 +2,8 @@
 
 Written by the kata's author as a second, differently structured solution (no helper agent
 was available): parameters are summed layer by layer, the experts touched use
-expm1/log1p, the crossover is a plain upward scan, and validation is done once per entry
+expm1/log1p, the crossover is a plain upward scan (what does not change from one length
+to the next computed once), and validation is done once per entry
 point with assertions turned into ValueError.
 """
 
@@ -142,9 +143,15 @@ def crossover_prompt_len(cfg: dict[str, Any], gpu: dict[str, Any], weight_bytes:
     g = _geo(cfg)
     wb = _nonneg(weight_bytes, "wb")
     peak, bw = _flops(gpu, dtype), _bw(gpu)
-    n = 1
+    active = _params(g, g["k"])                     # the same at every prompt length
+    reads: dict[float, float] = {}                  # bytes by experts touched (which stops
+    n = 1                                           # changing once every expert is)
     while True:
-        fl, by = _prefill(g, n, wb)
+        fl = 2.0 * n * active + 2.0 * g["L"] * g["q"] * g["d"] * n * n + 2.0 * g["V"] * g["H"]
+        ex = expected_experts_touched(g["E"], g["k"], n) if g["E"] else 0.0
+        if ex not in reads:
+            reads[ex] = _params(g, ex) + g["V"] * g["H"]
+        by = reads[ex] * wb
         if fl / peak >= by / bw:
             return n
         n += 1

@@ -34,7 +34,7 @@ MAX_RATIO = 10.0
 
 def _filled_pool(num_blocks: int):
     pool = bh.BlockPool(num_blocks, BS)
-    per_request = 25
+    per_request = 500   # few calls: filling costs the hashing, not round trips
     r = 0
     while pool.num_free_blocks() >= per_request:
         base = r * per_request * BS
