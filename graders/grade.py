@@ -285,7 +285,7 @@ def isolation_env(isolate: bool, require: bool) -> dict[str, str]:
             "--require-isolation: only resource limits are available here, no private root, "
             f"network or uid{why}. Install bubblewrap (README, 'Untrusted submissions') or "
             "grade as root.")
-    return {"KATA_SANDBOX": caps.backend}
+    return sandbox.probed_env(caps)
 
 
 def _fail(res: TestResult, message: str, done: set[str]) -> None:
