@@ -8,6 +8,7 @@
     nox -s bundle -- OUT [NAMES...]                      a candidate's folder
     nox -s record -- split_kv|gemm_waves                  GPU sweep -> hardware_fixtures/
     nox -s tests                                         the project's own suite
+    nox -s deep [NAMES...]                               correct solutions at the grading depth
 
 Every session shares one environment, ``.nox/katas-env``, built on first use (uv when it is
 installed, venv + pip otherwise) and rebuilt only when pyproject.toml's requirements change,
@@ -95,6 +96,11 @@ def _kata_extras(name: str | None) -> tuple[str, ...]:
         if "torch" in catalog.load(name).requires:
             return ("dev", "torch")
     return ("dev",)
+
+
+def _kata_names() -> list[str]:
+    return sorted(p.name for p in (ROOT / "katas").iterdir()
+                  if (p / "kata.toml").is_file())
 
 
 def _split_name(posargs: list[str]) -> tuple[str | None, list[str]]:
@@ -198,10 +204,29 @@ def tests(session: nox.Session) -> None:
     python = _ensure_env(session, ("dev", "hardware"))  # hardware: the recorder's CPU checks
     modules = ("catalog", "impl", "plugin", "grade", "sandbox", "wire", "batch", "typecheck",
                "cli", "killmatrix", "interview", "bundle", "candidate_tests", "mutant",
-               "mutantrun", "outside", "measure", "prompt_lint")
+               "mutantrun", "outside", "measure", "prompt_lint", "warm")
     harness = [f"graders/{m}.py" for m in modules] + ["graders/hardware", "graders/support"]
     session.run(python, "-m", "mypy", "--strict", "solutions", "katas", *harness,
                 external=True, env=_env())
     # two workers: most of the time goes to child processes (graders, sandboxes)
     session.run(python, "-m", "pytest", "selftest", "-q", "-n", "2", "--dist", "loadgroup",
                 *session.posargs, external=True, env=_env())
+
+
+@nox.session(python=False)
+def deep(session: nox.Session) -> None:
+    """The full-marks check at the grading profile's depth: the reference and every
+    independent correct solution of each kata (or of the katas named), in-process, 150
+    examples per property. The suite (`nox -s tests`) runs the same check on 10; run this
+    one after changing a hidden test or a strategy."""
+    python = _ensure_env(session)
+    names = session.posargs or _kata_names()
+    failed = []
+    for name in names:
+        try:
+            session.run(python, "-m", "graders.mutantrun", name, "--solutions", "--profile",
+                        "grade", external=True, env=_env())
+        except nox.command.CommandFailed:
+            failed.append(name)
+    if failed:
+        session.error(f"a correct solution lost points under the grading profile: {failed}")

@@ -29,9 +29,9 @@ import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from graders import catalog, sandbox
+from graders import catalog, sandbox, warm
 from graders.cli import PLUGINS
 from graders.impl import SubmissionError, resolve_submission
 
@@ -197,10 +197,7 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
             open_fds = [read_fd, write_fd]
             try:
                 with open(log_path, "ab") as out:
-                    child = subprocess.Popen(cmd, cwd=catalog.ROOT, env={**_child_env(), **sandbox_env},
-                                             stdout=out, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL, start_new_session=True,
-                                             pass_fds=(write_fd,))
+                    child = _start(cmd, {**_child_env(), **sandbox_env}, out, write_fd)
                     open_fds.remove(write_fd)  # before closing: another thread of a batch
                     os.close(write_fd)         # may be handed this number right after
                     _limit_memory(child.pid)
@@ -263,6 +260,20 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
     grade.seconds = time.monotonic() - start
     _score(grade)
     return grade
+
+
+def _start(cmd: list[str], env: dict[str, str], out: IO[bytes],
+           write_fd: int) -> "subprocess.Popen[bytes] | warm.WarmProcess":
+    """The test process: forked from a warm server (graders/warm.py: pytest and numpy
+    already imported) where one can be had, else a fresh interpreter; the same either way."""
+    if warm.enabled() and cmd[1:3] == ["-m", "pytest"]:
+        try:
+            return warm.spawn(cmd[3:], env, catalog.ROOT, out.fileno(), write_fd)
+        except warm.Failed:
+            pass
+    return subprocess.Popen(cmd, cwd=catalog.ROOT, env=env, stdout=out,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True, pass_fds=(write_fd,))
 
 
 def isolation_env(isolate: bool, require: bool) -> dict[str, str]:
@@ -454,7 +465,7 @@ class Channel:
         self.done.add(res.nodeid)
 
 
-def _watch(child: subprocess.Popen[bytes], channel: Channel, per_test: float,
+def _watch(child: "subprocess.Popen[bytes] | warm.WarmProcess", channel: Channel, per_test: float,
            deadline: float | None) -> str | None:
     """Follow the child's events until it ends; kill it when one test runs past its bound
     (``per_test`` includes the grace past pytest-timeout's own limit), when it falls
@@ -488,7 +499,7 @@ def _watch(child: subprocess.Popen[bytes], channel: Channel, per_test: float,
             return why
 
 
-def _kill(child: subprocess.Popen[bytes]) -> None:
+def _kill(child: "subprocess.Popen[bytes] | warm.WarmProcess") -> None:
     try:
         os.killpg(child.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -1,6 +1,7 @@
 """Grade many mutants of one kata in one pytest process: the project's mutant check.
 
     python -m graders.mutantrun KATA [NAME...] [--profile grade]
+    python -m graders.mutantrun KATA --solutions [--profile grade]   (nox -s deep)
 
 Mutants are trusted code (the project wrote them), so they are graded in-process, on the
 tests of the rubric item they name only, stopping at the first failure. A ``*`` mutant
@@ -30,15 +31,21 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graders import catalog, mutant
+
+if TYPE_CHECKING:
+    from graders import grade
 
 # Mutants graded isolated, one by one, as a submission is, for a bug an in-process check
 # could miss. Empty: inputs reach the implementation read-only in both modes
 # (graders/wire.py), so the in-place writers are caught in-process too.
 ISOLATED_ONLY: dict[str, set[str]] = {}
 BATCH_TIMEOUT_S = 900.0
+# jobs at a time: a few mutants wait on real timeouts (a stalled client, a slow reader),
+# and a second job uses the processor meanwhile
+PARALLEL = 2
 
 
 @dataclass
@@ -131,68 +138,85 @@ class _ForkEach:
     collected session, so that no job sees another's state (module globals, fixtures,
     caches) and none pays for pytest's start and collection again."""
 
-    def __init__(self, jobs: list[Job], log: Any, job_timeout: float) -> None:
+    def __init__(self, jobs: list[Job], log: Any, job_timeout: float, parallel: int) -> None:
         self.jobs = jobs
         self.log = log
         self.job_timeout = job_timeout
+        self.parallel = max(1, parallel)
 
     def pytest_runtestloop(self, session: Any) -> bool:
-        for job in self.jobs:
-            self._write({"event": "start", "name": job.label})
-            start = time.monotonic()
-            with tempfile.NamedTemporaryFile(prefix="kata-job-", suffix=".json",
-                                             delete=False) as fh:
-                result_path = fh.name
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:   # the child: run the job, leave its result, never return
-                code = 0
+        pending = list(self.jobs)
+        running: dict[int, tuple[Job, float, str]] = {}
+        while pending or running:
+            while pending and len(running) < self.parallel:
+                job = pending.pop(0)
+                self._write({"event": "start", "name": job.label})
+                pid, result_path = self._start(session, job)
+                running[pid] = (job, time.monotonic(), result_path)
+            for pid, (job, start, result_path) in list(running.items()):
+                error = self._ended(pid, start)
+                if error is None:
+                    continue
+                del running[pid]
                 try:
-                    os.setpgid(0, 0)
-                    result = _run_job(session, job)
-                    with open(result_path, "w", encoding="utf-8") as out:
-                        json.dump(result, out)
-                except BaseException:   # noqa: BLE001 - reported by the parent
-                    import traceback
-
-                    traceback.print_exc()
-                    code = 70
+                    result = json.loads(Path(result_path).read_text(encoding="utf-8") or "{}")
+                except (OSError, ValueError):
+                    result = {}
                 finally:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    os._exit(code)
-            error = self._wait(pid, start)
-            try:
-                result = json.loads(Path(result_path).read_text(encoding="utf-8") or "{}")
-            except (OSError, ValueError):
-                result = {}
-            finally:
-                Path(result_path).unlink(missing_ok=True)
-            if not error and "tests" not in result:
-                error = "the job left no result"
-            self._write({"event": "result", "name": job.label, "tests": result.get("tests", []),
-                         "error": error, "seconds": round(time.monotonic() - start, 3)})
+                    Path(result_path).unlink(missing_ok=True)
+                if not error and "tests" not in result:
+                    error = "the job left no result"
+                self._write({"event": "result", "name": job.label,
+                             "tests": result.get("tests", []), "error": error,
+                             "seconds": round(time.monotonic() - start, 3)})
+            time.sleep(0.005)
         return True
 
-    def _wait(self, pid: int, start: float) -> str:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                if os.WIFSIGNALED(status):
-                    return f"the job's process ended by signal {os.WTERMSIG(status)}"
-                code = os.WEXITSTATUS(status)
-                return "" if code == 0 else f"the job's process exited with code {code}"
-            if time.monotonic() - start > self.job_timeout:
-                for kill in (lambda: os.killpg(pid, signal.SIGKILL),
-                             lambda: os.kill(pid, signal.SIGKILL)):
-                    try:
-                        kill()
-                    except OSError:
-                        pass
-                os.waitpid(pid, 0)
-                return f"no end after {self.job_timeout:.0f} s (killed)"
-            time.sleep(0.005)
+    @staticmethod
+    def _start(session: Any, job: Job) -> tuple[int, str]:
+        with tempfile.NamedTemporaryFile(prefix="kata-job-", suffix=".json",
+                                         delete=False) as fh:
+            result_path = fh.name
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:   # the child: run the job, leave its result, never return
+            code = 0
+            try:
+                os.setpgid(0, 0)
+                result = _run_job(session, job)
+                with open(result_path, "w", encoding="utf-8") as out:
+                    json.dump(result, out)
+            except BaseException:   # noqa: BLE001 - reported by the parent
+                import traceback
+
+                traceback.print_exc()
+                code = 70
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        return pid, result_path
+
+    def _ended(self, pid: int, start: float) -> str | None:
+        """None while the job runs; then "" (it ended well) or what went wrong."""
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            if os.WIFSIGNALED(status):
+                return f"the job's process ended by signal {os.WTERMSIG(status)}"
+            code = os.WEXITSTATUS(status)
+            return "" if code == 0 else f"the job's process exited with code {code}"
+        if time.monotonic() - start > self.job_timeout:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            os.waitpid(pid, 0)
+            return f"no end after {self.job_timeout:.0f} s (killed)"
+        return None
 
     def _write(self, event: dict[str, Any]) -> None:
         self.log.write(json.dumps(event) + "\n")
@@ -200,7 +224,7 @@ class _ForkEach:
 
 
 def _child(kata: catalog.Kata, jobs: list[Job], profile: str, out: Path,
-           job_timeout: float) -> int:
+           job_timeout: float, parallel: int) -> int:
     import pytest
 
     from graders.cli import PLUGINS
@@ -211,7 +235,7 @@ def _child(kata: catalog.Kata, jobs: list[Job], profile: str, out: Path,
             "-c", str(catalog.ROOT / "pyproject.toml"), "-W", "ignore::DeprecationWarning",
             "--timeout", "60", "--timeout-method", "signal"]
     with open(out, "a", encoding="utf-8") as log:
-        code = int(pytest.main(args, plugins=[_ForkEach(jobs, log, job_timeout)]))
+        code = int(pytest.main(args, plugins=[_ForkEach(jobs, log, job_timeout, parallel)]))
     return 0 if code in (0, 1, 5) else code
 
 
@@ -231,10 +255,11 @@ class JobResult:
     seconds: float = 0.0
 
 
-def run_jobs(kata: str, jobs: list[Job], profile: str,
-             timeout: float = BATCH_TIMEOUT_S) -> dict[str, JobResult]:
+def run_jobs(kata: str, jobs: list[Job], profile: str, timeout: float = BATCH_TIMEOUT_S,
+             parallel: int = PARALLEL) -> dict[str, JobResult]:
     """Run ``jobs`` against the tests of ``kata`` in one child pytest process (collected
-    once, one fork per job); a job that did not finish says why."""
+    once, one fork per job, ``parallel`` of them at a time); a job that did not finish says
+    why."""
     results = {j.label: JobResult() for j in jobs}
     if not jobs:
         return results
@@ -244,7 +269,8 @@ def run_jobs(kata: str, jobs: list[Job], profile: str,
         spec = Path(tmp) / "jobs.json"
         spec.write_text(json.dumps([j.__dict__ for j in jobs]), encoding="utf-8")
         cmd = [sys.executable, "-m", "graders.mutantrun", kata, "--profile", profile,
-               "--child", str(out), "--jobs", str(spec), "--job-timeout", str(timeout)]
+               "--child", str(out), "--jobs", str(spec), "--job-timeout", str(timeout),
+               "--parallel", str(parallel)]
         with open(log, "wb") as sink:
             try:
                 child = subprocess.run(cmd, cwd=catalog.ROOT, env=_child_env(), stdout=sink,
@@ -253,13 +279,13 @@ def run_jobs(kata: str, jobs: list[Job], profile: str,
                 ended = f"exit code {child.returncode}"
             except subprocess.TimeoutExpired:
                 ended = "no end in time (killed)"
-        running = None
+        running: set[str] = set()
         finished: set[str] = set()
         events = out.read_text(encoding="utf-8").splitlines() if out.exists() else []
         for line in events:
             e = json.loads(line)
             if e["event"] == "start":
-                running = e["name"]
+                running.add(e["name"])
                 continue
             r = results[e["name"]]
             r.tests = [tuple(t) for t in e["tests"]]
@@ -267,12 +293,12 @@ def run_jobs(kata: str, jobs: list[Job], profile: str,
             if r.error:
                 r.error += "\n" + log.read_text(errors="replace")[-2000:]
             finished.add(e["name"])
-            running = None
+            running.discard(e["name"])
         tail = log.read_text(errors="replace")[-2000:]
         for label, r in results.items():
             if label not in finished:
-                r.error = (f"the batch process stopped ({ended}) while running {running}"
-                           if running == label else
+                r.error = (f"the batch process stopped ({ended}) while running {label}"
+                           if label in running else
                            f"not run: the batch process stopped ({ended})") + f"\n{tail}"
     return results
 
@@ -357,6 +383,20 @@ def grade_all(kata: str, profile: str = "grade") -> dict[str, Verdict]:
     return verdicts
 
 
+def _solutions(kata: str, profile: str) -> int:
+    specs = ["solutions"] + [str(p.parent if p.name == "__init__.py" else p)
+                             for p in mutant.alternative_files(kata)]
+    wrong = 0
+    for spec, g in grade_specs(kata, specs, profile).items():
+        lost = [r for r in g.items if r.status == "failed"]
+        label = spec if spec == "solutions" else str(Path(spec).relative_to(catalog.ROOT))
+        print(f"{kata:<18} {label:<60} {g.score:>4}/{g.max_score:<4} {g.seconds:6.1f} s")
+        for r in lost:
+            print(f"    lost {r.item.id}: " + r.message.replace("\n", "\n    ")[:1500])
+        wrong += bool(lost) or g.score != g.max_score
+    return 1 if wrong else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graders.mutantrun",
                                      description=__doc__.split("\n")[0])
@@ -365,13 +405,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="grade", help="hypothesis profile")
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--jobs", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--solutions", action="store_true",
+                        help="grade the reference and every independent correct solution "
+                             "instead (each must score full marks)")
+    parser.add_argument("--parallel", type=int, default=PARALLEL, help=argparse.SUPPRESS)
     parser.add_argument("--job-timeout", type=float, default=BATCH_TIMEOUT_S,
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     kata = catalog.load(args.kata)
     if args.child is not None:
         jobs = [Job(**j) for j in json.loads(args.jobs.read_text(encoding="utf-8"))]
-        return _child(kata, jobs, args.profile, args.child, args.job_timeout)
+        return _child(kata, jobs, args.profile, args.child, args.job_timeout, args.parallel)
+    if args.solutions:
+        return _solutions(kata.name, args.profile)
     if args.names:
         verdicts = grade_in_process(kata.name, args.names, args.profile)
     else:

@@ -138,13 +138,13 @@ def test_mutants_lose_their_rubric_items(name: str) -> None:
 
 @pytest.mark.parametrize("name", [k for k in KATAS if mutant.alternative_files(k)])
 def test_independent_solutions_score_full_marks(name: str) -> None:
-    """Every independent correct solution of the kata: full marks isolated (smoke profile,
-    one grade each, through the sandbox and the wire) and in-process (the suite's profile,
-    all of them in one collection: graders/mutantrun.py ``grade_specs``), item by item
-    alike."""
+    """Every independent correct solution of the kata: full marks isolated (one grade each,
+    through the sandbox and the wire) and in-process (all of them in one collection:
+    graders/mutantrun.py ``grade_specs``), item by item alike, on the same examples (the
+    smoke profile). The same check at the grading profile's depth is ``nox -s deep``."""
     specs = [str(p.parent if p.name == "__init__.py" else p)
              for p in mutant.alternative_files(name)]
-    deep = mutantrun.grade_specs(name, specs, profile="selftest")
+    deep = mutantrun.grade_specs(name, specs, profile="smoke")
     problems = []
     for spec in specs:
         label = str(Path(spec).relative_to(catalog.ROOT))
