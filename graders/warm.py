@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 # the variables a grade sets for its own test process, read at run time, not at start
-PER_GRADE = frozenset({"KATA_SANDBOX", "KATA_SANDBOX_PROBED"})
+# (and pytest's name of the running test, when the grade runs inside a test)
+PER_GRADE = frozenset({"KATA_SANDBOX", "KATA_SANDBOX_PROBED", "PYTEST_CURRENT_TEST"})
+MAX_SERVERS = 2   # servers kept per grading process (one per environment, latest used)
 _PRELOAD = ("pytest", "_pytest.python", "_pytest.unittest", "_pytest.fixtures",
             "_pytest.assertion.rewrite", "hypothesis", "hypothesis.stateful",
             "hypothesis.strategies", "_hypothesis_pytestplugin", "pytest_timeout", "numpy",
@@ -168,6 +170,10 @@ class Server:
             return None
 
     def close(self) -> None:
+        try:   # shutdown wakes the reader and tells the server to end
+            self.ctrl.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         try:
             self.ctrl.close()
         except OSError:
@@ -202,11 +208,14 @@ def spawn(args: list[str], env: dict[str, str], cwd: Path, out_fd: int,
     base = {k: v for k, v in env.items() if k not in PER_GRADE}
     key = tuple(sorted(base.items()))
     with _servers_lock:
-        server = _servers.get(key)
+        server = _servers.pop(key, None)
         if server is None or not server.alive:
             if server is not None:
                 server.close()
-            server = _servers[key] = Server(base)
+            server = Server(base)
+        _servers[key] = server           # the latest used last
+        while len(_servers) > MAX_SERVERS:
+            _servers.pop(next(iter(_servers))).close()
     return server.spawn(args, env, cwd, out_fd, keep_fd)
 
 
@@ -265,6 +274,13 @@ def serve(ctrl_fd: int) -> None:
             importlib.import_module(module)
         except ImportError:
             pass
+    # a child's end wakes the loop (no polling while idle)
+    import signal
+
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
     ctrl = socket.socket(fileno=ctrl_fd)
     ctrl.send(b"R")
     while True:
@@ -276,8 +292,10 @@ def serve(ctrl_fd: int) -> None:
             if pid == 0:
                 break
             ctrl.send(b"X" + struct.pack("!ii", pid, status))
-        ready, _, _ = select.select([ctrl], [], [], 0.01)
-        if not ready:
+        ready, _, _ = select.select([ctrl.fileno(), wake_r], [], [], 1.0)
+        if wake_r in ready:
+            os.read(wake_r, 512)
+        if ctrl.fileno() not in ready:
             continue
         msg, fds, _, _ = socket.recv_fds(ctrl, 1 << 20, 2)
         if not msg or msg[:1] != b"F" or len(fds) != 2:
@@ -294,6 +312,10 @@ def serve(ctrl_fd: int) -> None:
             continue
         if pid == 0:
             ctrl.close()
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            os.close(wake_r)
+            os.close(wake_w)
             _child(request, fds[0], fds[1])
         for fd in fds:
             os.close(fd)
