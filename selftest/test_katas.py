@@ -27,13 +27,13 @@ def _failures(g: grade.Grade) -> str:
 
 
 def _same_in_both_modes(name: str, spec: str) -> tuple[grade.Grade, grade.Grade]:
-    """Grade ``spec`` in-process under the suite's Hypothesis profile (60 examples: the
-    full-marks check) and isolated under the smoke profile (10 examples, the same first
-    ones: every fixed case, growth check and state machine runs, through the sandbox and
-    the wire); each rubric item must get the same result: isolation must not change an
-    honest score, nor hide a failure."""
+    """Grade ``spec`` isolated (through the sandbox and the wire) and in-process, both with
+    graders.grade and on the same examples (the smoke profile: every fixed case, growth
+    check and state machine runs, each property on 10 examples); each rubric item must get
+    the same result: isolation must not change an honest score, nor hide a failure. The
+    same check at the grading profile's depth is ``nox -s deep``."""
     isolated = grade.run(name, spec, profile="smoke")
-    in_process = grade.run(name, spec, profile="selftest", isolate=False)
+    in_process = grade.run(name, spec, profile="smoke", isolate=False)
     _same(spec, isolated, in_process)
     return isolated, in_process
 
