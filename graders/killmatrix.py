@@ -26,9 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     kata = catalog.load(args.kata)
     names = mutant.names(kata.name)
-    alternatives = mutant.alternative_files(kata.name)
-    specs = [mutant.SPEC_PREFIX + n for n in names] + [
-        str(p.parent if p.name == "__init__.py" else p) for p in alternatives]
+    specs = [mutant.SPEC_PREFIX + n for n in names] + mutant.alternative_specs(kata.name)
 
     def one(spec: str) -> grade.Grade:
         return grade.run(kata.name, spec, isolate=not args.in_process)

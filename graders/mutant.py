@@ -134,6 +134,11 @@ def alternative_files(kata: str) -> list[Path]:
     return sorted(files)
 
 
+def alternative_specs(kata: str) -> list[str]:
+    """The independent correct solutions as ``--impl`` takes them: a file, or a folder."""
+    return [str(p.parent if p.name == "__init__.py" else p) for p in alternative_files(kata)]
+
+
 def bases(kata: str) -> list[Path]:
     """The files a mutant of ``kata`` may patch: the reference, then each alternative."""
     return [reference_file(kata), *alternative_files(kata)]

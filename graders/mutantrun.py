@@ -338,11 +338,12 @@ def grade_specs(kata: str, specs: list[str], profile: str = "selftest",
     for spec, r in results.items():
         g = grade.Grade(loaded, spec, None, profile, [])
         for nodeid, rubric, outcome, message in r.tests:
-            g.tests.append(grade.TestResult(
-                nodeid, rubric, "hidden" if "/hidden/" in nodeid else "visible", outcome,
-                message))
+            where = catalog.ROOT / nodeid.split("::")[0]
+            g.tests.append(grade.TestResult(nodeid, rubric,
+                                            catalog.visibility_of_test_path(where), outcome,
+                                            message))
         if r.error:
-            g.tests.append(grade.TestResult("(the run)", "", "visible", "failed", r.error))
+            g.tests.append(grade.TestResult("(the run)", "", "public", "failed", r.error))
             g.restarts = 1
         g.seconds = r.seconds
         grade._score(g)
@@ -384,8 +385,7 @@ def grade_all(kata: str, profile: str = "grade") -> dict[str, Verdict]:
 
 
 def _solutions(kata: str, profile: str) -> int:
-    specs = ["solutions"] + [str(p.parent if p.name == "__init__.py" else p)
-                             for p in mutant.alternative_files(kata)]
+    specs = ["solutions", *mutant.alternative_specs(kata)]
     wrong = 0
     for spec, g in grade_specs(kata, specs, profile).items():
         lost = [r for r in g.items if r.status == "failed"]

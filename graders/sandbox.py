@@ -597,8 +597,7 @@ def _probed(forced: str) -> Capabilities | None:
     if not isinstance(data, dict) or not forced or data.get("backend") != forced:
         return None
     caps = _describe(forced, seccomp=bool(data.get("seccomp")) and _seccomp()[0] is not None)
-    caps.notes = [str(n) for n in data.get("notes", [])] if isinstance(
-        data.get("notes"), list) else caps.notes
+    caps.notes = [str(n) for n in data.get("notes") or []]
     return caps
 
 

@@ -103,6 +103,7 @@ class Server:
         self.exits: dict[int, int] = {}
         self.started: list[int] = []
         self.alive = True
+        self.ready = False
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
         with self.cond:
@@ -110,8 +111,6 @@ class Server:
                 self.alive = False
         if not self.alive:
             raise Failed("the warm server did not start")
-
-    ready = False
 
     def _read(self) -> None:
         while True:

@@ -142,19 +142,18 @@ def test_independent_solutions_score_full_marks(name: str) -> None:
     through the sandbox and the wire) and in-process (all of them in one collection:
     graders/mutantrun.py ``grade_specs``), item by item alike, on the same examples (the
     smoke profile). The same check at the grading profile's depth is ``nox -s deep``."""
-    specs = [str(p.parent if p.name == "__init__.py" else p)
-             for p in mutant.alternative_files(name)]
-    deep = mutantrun.grade_specs(name, specs, profile="smoke")
+    specs = mutant.alternative_specs(name)
+    in_process = mutantrun.grade_specs(name, specs, profile="smoke")
     problems = []
     for spec in specs:
         label = str(Path(spec).relative_to(catalog.ROOT))
         isolated = grade.run(name, spec, profile="smoke")
         try:
-            _same(label, isolated, deep[spec])
+            _same(label, isolated, in_process[spec])
         except AssertionError as exc:
             problems.append(str(exc))
             continue
-        for g in (isolated, deep[spec]):
+        for g in (isolated, in_process[spec]):
             if g.score != g.max_score:
                 problems.append(f"{label}: {g.score}/{g.max_score}\n{_failures(g)}")
     assert not problems, "\n\n".join(problems)
