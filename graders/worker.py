@@ -97,6 +97,62 @@ class _ImportFailed(Exception):
     pass
 
 
+# The fork server compiles the submission's files once; each worker then takes the code
+# instead of compiling the same text again (about 4 ms of a worker's 7 ms of CPU).
+_compiled: dict[str, tuple[int, int, Any]] = {}   # path -> (mtime_ns, size, code object)
+PRECOMPILE_FILES = 200
+PRECOMPILE_BYTES = 2 << 20
+
+
+def _precompile(path: str) -> None:
+    """Compile, never run, the submission's Python files (the module, or every ``.py`` under
+    the package that ``path`` opens), as importlib would: ``compile`` of the bytes with the
+    file's path as its name, nothing inherited. Only text is read and bytecode made; nothing
+    of the submission executes. A file that does not compile is left to each worker, which
+    compiles it itself and reports the error as before."""
+    if os.path.basename(path) == "__init__.py":
+        top = os.path.dirname(path)
+        files = sorted(os.path.join(root, f) for root, _, names in os.walk(top)
+                       for f in names if f.endswith(".py"))[:PRECOMPILE_FILES]
+    else:
+        files = [path]
+    budget = PRECOMPILE_BYTES
+    for file in files:
+        try:
+            st = os.stat(file, follow_symlinks=False)
+            if st.st_size > budget or not os.path.isfile(file):
+                continue
+            with open(file, "rb") as fh:
+                data = fh.read(st.st_size + 1)
+            if len(data) != st.st_size:
+                continue
+            budget -= len(data)
+            code = compile(data, file, "exec", dont_inherit=True)
+        except (Exception, RecursionError):   # noqa: BLE001 - the worker reports it
+            continue
+        _compiled[file] = (st.st_mtime_ns, st.st_size, code)
+
+
+def _use_compiled() -> None:
+    """Make importlib take a precompiled code object for a file that is unchanged since."""
+    from importlib.machinery import SourceFileLoader
+
+    original = SourceFileLoader.get_code
+
+    def get_code(self: Any, fullname: str) -> Any:
+        entry = _compiled.get(self.path)
+        if entry is not None:
+            try:
+                st = os.stat(self.path, follow_symlinks=False)
+            except OSError:
+                st = None
+            if st is not None and (st.st_mtime_ns, st.st_size) == entry[:2]:
+                return entry[2]
+        return original(self, fullname)
+
+    SourceFileLoader.get_code = get_code  # type: ignore[method-assign]
+
+
 def _special(obj: Any, op: str, args: list[Any]) -> Any:
     if op == "len":
         return len(obj)
@@ -187,8 +243,9 @@ def serve(fd_in: int, fd_out: int, path: str, name: str) -> None:
 
 
 def zygote(ctrl_fd: int, path: str, name: str) -> None:
-    """The fork server (graders/sandbox.py ``Zygote``): it never loads the submission. It
-    imports what every worker needs once, then, for each request of the trusted side
+    """The fork server (graders/sandbox.py ``Zygote``): it never runs the submission. It
+    imports what every worker needs once and compiles the submission's source (text to
+    bytecode, nothing executed: ``_precompile``), then, for each request of the trusted side
     (a uid, a process limit, a folder, and three descriptors: requests, replies, output),
     forks a worker that takes that uid (dropping every capability) before it runs any
     submission code, and reports the worker's pid; it reports each worker's exit status
@@ -210,6 +267,8 @@ def zygote(ctrl_fd: int, path: str, name: str) -> None:
             importlib.import_module(module)
         except ImportError:
             pass
+    _precompile(path)
+    _use_compiled()
     ctrl = socket.socket(fileno=ctrl_fd)
     ctrl.send(b"R" + struct.pack("!i", os.getpid()))
     while True:

@@ -425,3 +425,54 @@ def test_emptying_tmp_between_workers_spares_binds_under_tmp(
         session.close()
         shutil.rmtree(base, ignore_errors=True)
     assert "/tmp/mark" in seen[0]["wrote"] and seen[1]["found"] == [], seen
+
+
+PRECOMPILED_INIT = '''
+import sys
+from . import helper
+
+
+def probe():
+    main = sys.modules["__main__"]
+    compiled = getattr(main, "_compiled", {})
+    mine = compiled.get(__file__)
+    theirs = compiled.get(helper.__file__)
+    try:
+        from . import broken  # noqa: F401
+        broken_error = ""
+    except SyntaxError as exc:
+        broken_error = type(exc).__name__
+    return {
+        "files": sorted(p.rsplit("/", 1)[-1] for p in compiled),
+        # the functions run are the ones in the fork server's code objects (identity)
+        "mine": mine is not None and probe.__code__ in mine[2].co_consts,
+        "theirs": theirs is not None and helper.value.__code__ in theirs[2].co_consts,
+        "broken": broken_error,
+        "value": helper.value(),
+    }
+'''
+
+
+@pytest.mark.skipif(not LINUX, reason="Linux sandbox")
+def test_forked_workers_run_the_code_the_zygote_compiled(tmp_path: Path) -> None:
+    """The zygote compiles a package submission's files once (never running them) and each
+    worker runs those code objects; a file that does not compile is left to the worker,
+    whose import reports the error as before."""
+    if not sandbox.Zygote.usable(sandbox.capabilities()):
+        pytest.skip("workers are not forked by a zygote here (needs bwrap as root)")
+    pkg = tmp_path / "radix_cache"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(PRECOMPILED_INIT)
+    (pkg / "helper.py").write_text("def value():\n    return 41 + 1\n")
+    (pkg / "broken.py").write_text("def oops(:\n")
+    session = sandbox.Session("radix_cache", pkg / "__init__.py")
+    try:
+        seen = []
+        for _ in range(2):
+            seen.append(sandbox.RemoteModule(session).probe())
+            session.reset()
+    finally:
+        session.close()
+    for got in seen:
+        assert got == {"files": ["__init__.py", "helper.py"], "mine": True, "theirs": True,
+                       "broken": "SyntaxError", "value": 42}, got
