@@ -53,7 +53,7 @@ OUTPUT_CHARS = 64 << 10
 # The Hypothesis profiles of graders/plugin.py a run may ask for, by the parent run's
 # profile: a seeded grade runs the candidate's file under plain ``grade`` (the seed is the
 # hidden tests' business).
-PROFILE_OF_PARENT = {"kata": "kata", "selftest": "selftest", "smoke": "smoke", "grade": "grade",
+PROFILE_OF_PARENT = {"kata": "kata", "selftest": "selftest", "grade": "grade",
                      "grade_seeded": "grade"}
 _SHIM_IMPL = '''"""graders.impl as a candidate-written test sees it in its sandbox."""
 

@@ -4,7 +4,7 @@ The candidate's test file is the one beside the implementation under test (see
 tests.token_bucket.helpers.bound_test_file). It is candidate code: each target below runs
 it in the sandbox (graders/candidate_tests.py), in a fresh scratch folder, with the target
 handed over as the same neutral module whatever it is, under the grade profile without
-shrinking (the suite's quick smoke profile under smoke). The targets come in an order drawn afresh in every test process, so only the
+shrinking. The targets come in an order drawn afresh in every test process, so only the
 bucket's behaviour tells the file which one it has. The file must pass against the
 reference and fail against every variant that breaks the bound; the item scores only if
 all of these tests pass. Only the run's exit status counts.
@@ -29,10 +29,7 @@ BOUND_BREAKERS = {
     "fraction_carry_overflow": "the balance creeps above capacity over many small "
                                "refills while full",
 }
-# A grade runs the candidate's file under the grading profile, whatever profile the grade
-# itself was given, except the project suite's quick profile (smoke), under which the
-# reference's bound test must still pass on the reference and catch every breaker.
-QUICK = "smoke"
+PROFILE = "grade"      # always: the item is graded the same however the suite runs
 
 
 def _target_file(name: str) -> Path:
@@ -45,7 +42,7 @@ def _target_file(name: str) -> Path:
 
 @pytest.mark.rubric("your_bound_test")
 @pytest.mark.parametrize("target", candidate_tests.shuffled([REFERENCE, *BOUND_BREAKERS]))
-def test_your_bound_test_on_target(target: str, request: pytest.FixtureRequest) -> None:
+def test_your_bound_test_on_target(target: str) -> None:
     """Rules: Write a property test; One file beside the bucket
     Rules: Passes on a correct bucket; Fails on every breaker
     """
@@ -53,8 +50,8 @@ def test_your_bound_test_on_target(target: str, request: pytest.FixtureRequest) 
     assert path.is_file(), (
         f"no bound test found at {path}: the item your_bound_test needs your completed "
         f"{path.name} beside the implementation")
-    parent = request.config.getoption("hypothesis_profile", None)
-    run = run_bound_test(path, _target_file(target), QUICK if parent == QUICK else "grade")
+    # PROFILE is "grade" for the sandbox whatever the suite runs under: pass it as the parent
+    run = run_bound_test(path, _target_file(target), PROFILE)
     if run.stub:
         raise NotImplementedError(f"{path} still raises NotImplementedError: write your "
                                   "property test")
