@@ -18,7 +18,8 @@ def _longrepr(path: str, sentence: str) -> str:
     """A pytest failure as the plugin records it: the test's source, the E block, the
     closing location line."""
     return (f"    def test_x():\n        cache = m.RadixCache(4)\n>       assert free == 4, msg\n"
-            f"E       AssertionError: {sentence}\nE       assert 3 == 4\n\n{path}:42: AssertionError")
+            f"E       AssertionError: {sentence}\nE       assert 3 == 4\n\n"
+            f"{path}:42: AssertionError")
 
 
 def _grade() -> grade.Grade:
