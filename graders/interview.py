@@ -603,6 +603,8 @@ def mark_at_prompt(folder: Path | None, line: str, by: str) -> None:
         return
     print(f"marked {item}: {points_text(mark['points'])}/{mark['max']}"
           + (f" ({mark['note']})" if mark["note"] else ""), flush=True)
+    if (folder / "report.json").is_file():
+        print(f"report rewritten; {total_line(folder)}", flush=True)
 
 
 def run_session(kata: catalog.Kata, args: argparse.Namespace) -> int:
@@ -755,9 +757,23 @@ def describe_event(e: dict[str, Any], minutes: float) -> str:
             return f"grading failed: {e['error']}"
         return f"graded by the tests: {e['score']}/{e['max_score']}\n{e.get('table', '')}"
     if kind == "end":
-        return (f"the session ended ({e['ended']}); report: {e['report']}\n"
+        return (f"the session ended, by: {e['ended']}; report: {e['report']}\n"
                 "marks given from now on amend the report")
     return f"{at} {kind}"
+
+
+def total_line(folder: Path) -> str:
+    """The report's combined total, in one line."""
+    try:
+        tot = totals(_read_json(folder / "report.json"))
+    except (OSError, ValueError, KeyError) as exc:
+        return f"(the report's total cannot be read: {exc})"
+    return (f"total: {points_text(tot['score'])}/{tot['max_score']} (tests "
+            f"{tot['tests_score']}/{tot['tests_max']}"
+            + ("" if tot["tests_graded"] else ", not graded")
+            + f" + interviewer {points_text(tot['interviewer_score'])}/{tot['interviewer_max']}"
+            + (f"; not marked yet: {', '.join(tot['unmarked'])}" if tot["unmarked"] else "")
+            + ")")
 
 
 def companion(kata: catalog.Kata, out: Path, session: Path | None) -> int:
@@ -789,6 +805,8 @@ def companion(kata: catalog.Kata, out: Path, session: Path | None) -> int:
         if follower is not None:
             for e in follower.new_events():
                 print(describe_event(e, minutes), flush=True)
+                if e.get("event") == "end":
+                    print(total_line(follower.folder), flush=True)
         ready, _, _ = select.select([sys.stdin], [], [], POLL_S)
         if not ready:
             continue

@@ -154,7 +154,8 @@ def test_marks_live_interviewer_view_and_combined_total(tmp_path: Path) -> None:
         cand.expect(r"report: (\S+)report\.md")
         cand.expect(pexpect.EOF)
         view.expect(r"graded by the tests: 100/100", timeout=60)
-        view.expect(r"the session ended \(submitted\)")
+        view.expect(r"the session ended, by: submitted")
+        view.expect(r"total: 107/110 \(tests 100/100 \+ interviewer 7/10\)")
         (report_dir,) = list(out.iterdir())
         md = (report_dir / "report.md").read_text()
         assert "## Score: 107/110 (tests 100/100 + interviewer 7/10)" in md, md[:1500]
@@ -175,6 +176,7 @@ def test_marks_live_interviewer_view_and_combined_total(tmp_path: Path) -> None:
         # a mark after the end rewrites the report
         view.sendline(f"mark {ITEM} 9 amended in the view")
         view.expect(f"marked {ITEM}: 9/10")
+        view.expect(r"report rewritten; total: 109/110")
         view.sendline("quit")
         view.expect(pexpect.EOF)
         md = (report_dir / "report.md").read_text()
