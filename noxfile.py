@@ -4,7 +4,9 @@
     nox -s grade -- NAME [--impl ...] [--out DIR] [--seed N]   grade: public + hidden tests
     nox -s typecheck -- NAME [--impl PATH]               mypy against the stub's contract
     nox -s list                                          the katas
-    nox -s interview -- NAME [--minutes M] [--no-hints] [--interviewer] [--profile P]   mock interview
+    nox -s interview -- NAME [--minutes M] [--no-hints] [--profile P]   mock interview
+    nox -s interview -- NAME --interviewer               the interviewer's live view, marks
+    nox -s interview -- mark DIR ITEM POINTS [--note T]  mark an interviewer item afterwards
     nox -s bundle -- OUT [NAMES...]                      a candidate's folder
     nox -s record -- split_kv|gemm_waves                  GPU sweep -> hardware_fixtures/
     nox -s tests                                         the project's own suite
@@ -165,7 +167,8 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def interview(session: nox.Session) -> None:
-    """A timed mock interview: prompt, countdown, tests on every save, hints, a report."""
+    """A timed mock interview: prompt, countdown, tests on every save, hints, a report;
+    --interviewer: the interviewer's live view; mark DIR ITEM POINTS: a mark afterwards."""
     name, rest = _split_name(session.posargs)
     python = _ensure_env(session, _kata_extras(name))
     args = ([name] if name else []) + rest

@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -551,10 +552,11 @@ def table(grade: Grade, candidate: bool = False) -> str:
             if bad is None:
                 first = "failed by hidden tests"
             else:
-                msg = " ".join(_headline(bad.message).split())[:90]
-                first = f"{bad.nodeid.split('::')[-1]}: {msg}"
+                msg = " ".join(_headline(bad.message).split())
+                first = _clip(f"{bad.nodeid.split('::')[-1]}: {msg}", FIRST_COLUMN)
         elif r.status in ("skipped", "no tests"):
-            first = " ".join((_candidate_message(r) if candidate else r.message).split())[:70]
+            first = _clip(" ".join((_candidate_message(r) if candidate else r.message).split()),
+                          FIRST_COLUMN)
         lines.append(f"  {r.item.id:<26}{r.score:>4}/{r.item.points:<3}  {r.status.upper():<8} "
                      f"{passed:>3}/{len(r.tests):<3}  {first}")
     for item in kata.rubric:
@@ -574,7 +576,69 @@ def table(grade: Grade, candidate: bool = False) -> str:
     lines += ["", f"  score: {grade.score}/{grade.max_score}"
               f"   ({len(grade.tests)} tests, {grade.seconds:.1f} s"
               + (f", {grade.restarts} test-process restarts" if grade.restarts else "") + ")"]
+    details = failure_details(grade, candidate)
+    if details:
+        lines += ["", "  first failure of each failed item, in full:", *details]
     return "\n".join(lines)
+
+
+DETAIL_LINES = 60
+
+
+def failure_details(grade: Grade, candidate: bool = False) -> list[str]:
+    """Below the table: each failed rubric item's first failure, whole (the table's column
+    holds only its opening words). ``candidate``: public tests only; an item failed by
+    hidden tests alone says so and nothing more (their names, sources and messages stay
+    in junit.xml and results.json's hidden entries)."""
+    lines: list[str] = []
+    for r in grade.items:
+        if r.status != "failed":
+            continue
+        bad = next((t for t in r.tests if t.outcome in ("failed", "not run")
+                    and (not candidate or t.visibility != "hidden")), None)
+        lines.append("")
+        if bad is None:
+            lines.append(f"  {r.item.id}: failed by hidden tests (their detail is not shown)")
+            continue
+        where = bad.nodeid if not candidate or bad.visibility != "hidden" else ""
+        lines.append(f"  {r.item.id}: {where}")
+        body = _explanation(bad.message).splitlines() or [bad.outcome]
+        if len(body) > DETAIL_LINES:
+            rest = len(body) - DETAIL_LINES
+            body = body[:DETAIL_LINES] + [f"... {rest} more lines"
+                                          + ("" if candidate else " in junit.xml")]
+        lines += [f"    {line}".rstrip() for line in body]
+    return lines
+
+
+def _explanation(message: str) -> str:
+    """What a pytest failure says went wrong: its 'E' lines (the assertion's message, the
+    comparison, Hypothesis's failing example) and the line that closes them (file:line:
+    exception), without the test's source. A message with no 'E' lines (not implemented
+    yet, the harness's own verdicts) is whole already."""
+    lines = message.splitlines()
+    picked: list[str] = []
+    closing = ""
+    for n, line in enumerate(lines):
+        if line.startswith("E ") or line == "E":
+            picked.append(line[2:])
+        elif line.startswith("... [") and line.endswith("characters cut] ..."):
+            picked.append(line)   # the plugin's cut of an overlong message, kept visible
+        elif picked and not closing and line.strip() and not line.startswith(" ") \
+                and ": " in line and (n == 0 or not lines[n - 1].strip()
+                                      or lines[n - 1].startswith("E")):
+            closing = line   # "path.py:64: AssertionError" after the block
+    if not picked:
+        return message.strip()
+    return "\n".join([textwrap.dedent("\n".join(picked)).strip(), closing]).strip()
+
+
+FIRST_COLUMN = 90   # characters of the table's "first failure" column; the rest is below
+
+
+def _clip(text: str, width: int) -> str:
+    """``text`` within ``width`` characters; a cut one ends in "..." (read on below)."""
+    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
 
 
 def _headline(message: str) -> str:

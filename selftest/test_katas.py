@@ -177,3 +177,15 @@ def test_readme_kata_table_is_current() -> None:
     readme = (catalog.ROOT / "README.md").read_text(encoding="utf-8")
     assert markdown_table() in readme, (
         "README.md's kata table is out of date: paste `python -m graders.cli table`")
+
+
+def test_spec_decode_messages_show_the_budget_the_test_passed() -> None:
+    """A public test that leaves ``remaining`` to its default passes a real budget to the
+    implementation; its failure message must print that budget, not ``remaining = None``."""
+    g = grade.run("spec_decode", "mutant:accepted_uncapped", rubric="eos_and_cap",
+                  include_hidden=False, isolate=False, profile="smoke")
+    [failed] = [t for t in g.tests
+                if t.nodeid.endswith("::test_prompt_example_eos_inside_the_drafts")]
+    assert failed.outcome == "failed", "the check needs the mutant to fail this test"
+    assert "remaining = None" not in failed.message, failed.message
+    assert "remaining = [100]" in failed.message, failed.message

@@ -12,16 +12,25 @@ from tests.spec_decode.helpers import EOS, as_row, greedy_row, pack, snapshot
 sd = kata_impl("spec_decode")
 
 
+DEFAULT_REMAINING = 100   # a budget no example reaches
+
+
+def budgets(rows, remaining=None):
+    """Each row's remaining budget as the test passes it: ``remaining`` or the default."""
+    return [DEFAULT_REMAINING] * len(rows) if remaining is None else list(remaining)
+
+
 def greedy(rows, K, remaining=None, eos_id=EOS, pad=-1):
     draft, num, target = pack(rows, K, pad=pad)
-    rem = np.full(len(rows), 100) if remaining is None else np.asarray(remaining)
+    rem = np.asarray(budgets(rows, remaining))
     out = sd.verify_greedy(draft, num, target, eos_id, rem)
     assert len(out) == len(rows), f"one dict per row expected: got {len(out)} for {len(rows)}"
     return [as_row(r) for r in out]
 
 
 def show(rows, remaining=None):
-    return f"rows (drafts, target) = {rows}, remaining = {remaining}, eos_id = {EOS}"
+    """The inputs as the test passed them (the default budget included, never None)."""
+    return f"rows (drafts, target) = {rows}, remaining = {budgets(rows, remaining)}, eos_id = {EOS}"
 
 
 # -- the prompt's examples -------------------------------------------------------------
@@ -82,7 +91,7 @@ def test_ragged_rows_each_use_their_own_count():
     rows = [([5, 6], [5, 6, 8]), ([], [9]), ([5, 6, 7, 8], [5, 6, 7, 8, 3])]
     out = greedy(rows, 4)
     for (d, t), r in zip(rows, out):
-        want = greedy_row(d, t, EOS, 100)
+        want = greedy_row(d, t, EOS, DEFAULT_REMAINING)
         assert r == want, f"row drafts={d} target={t}: expected {want}, got {r}"
 
 
