@@ -44,19 +44,21 @@ def _clone(dest: Path) -> Path:
     return dest
 
 
-def _solve(clone: Path, name: str) -> None:
-    """Copy the reference over the stub, as a candidate (or an interviewer) who solved it."""
-    ref = clone / "solutions" / f"{name}.py"
+def _solve(where: Path, name: str) -> None:
+    """Copy the reference over the stub in ``where``, as a candidate (or an interviewer)
+    who solved it."""
+    ref = catalog.SOLUTIONS_DIR / f"{name}.py"
     if ref.is_file():
-        shutil.copy(ref, clone / "katas" / name / "__init__.py")
+        shutil.copy(ref, where / "katas" / name / "__init__.py")
     else:
-        shutil.copytree(clone / "solutions" / name, clone / "katas" / name, dirs_exist_ok=True)
+        shutil.copytree(catalog.SOLUTIONS_DIR / name, where / "katas" / name, dirs_exist_ok=True)
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("bundle")
     clone = _clone(tmp / "clone")
+    secret = _private_lines(clone)     # read before the clone is changed
     _solve(clone, KATA)
     _solve(clone, OTHER)
     (clone / "tests" / KATA / "test_mine.py").write_text("def test_mine():\n    pass\n")
@@ -70,7 +72,24 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     files = bundle.write_bundle(out, [KATA, OTHER], ignore_changes=True, root=clone,
                                 warn=warnings.append)
     return {"clone": clone, "out": out, "files": files, "refused": str(refused.value),
-            "warnings": warnings, "tmp": tmp}
+            "warnings": warnings, "tmp": tmp, "secret": secret}
+
+
+def _private_lines(clone: Path) -> set[str]:
+    """The lines of the references, hidden tests, alternatives and mutants (what a patch
+    adds) that no file outside those folders holds."""
+    public = set()
+    for path in _tracked(clone):
+        if not str(path.relative_to(clone)).startswith(PRIVATE):
+            public.update(_lines(path.read_text(errors="replace")))
+    secret = set()
+    for path in _tracked(clone, "solutions", "graders/hidden", "graders/alternatives"):
+        if path.suffix in (".py", ".md"):
+            secret.update(_lines(path.read_text(errors="replace")))
+    for patch in (clone / "graders" / "mutants").rglob("*.patch"):
+        secret.update(_lines("\n".join(line[1:] for line in patch.read_text().splitlines()
+                                       if line.startswith("+") and not line.startswith("+++"))))
+    return secret - public
 
 
 def test_a_dirty_kata_is_refused_with_what_to_do(built: dict[str, Any]) -> None:
@@ -104,24 +123,20 @@ def test_the_bundle_holds_the_committed_stub_and_nothing_private(built: dict[str
     assert "LOCAL-EDIT-NOT-COMMITTED" not in (out / "graders" / "grade.py").read_text()
 
     # no line of a reference, hidden test, alternative or mutant that the public side lacks
-    public = set()
-    for path in _tracked(clone, "katas", "tests", "graders/support", *(
-            f"graders/{h}" for h in bundle.HARNESS)):
-        public.update(_lines(path.read_text(errors="replace")))
-    secret = set()
-    for path in _tracked(clone, "solutions", "graders/hidden", "graders/alternatives"):
-        if path.suffix in (".py", ".md"):
-            secret.update(_lines(path.read_text(errors="replace")))
-    for patch in (clone / "graders" / "mutants").rglob("*.patch"):
-        secret.update(_lines("\n".join(line[1:] for line in patch.read_text().splitlines()
-                                       if line.startswith("+") and not line.startswith("+++"))))
-    secret = {s for s in secret if s not in public}
+    secret = set(built["secret"])
     assert len(secret) > 1000, "the check needs the private sources to compare against"
-    secret.add("SECRET_MARKER_UNTRACKED")
+    secret.add("SECRET_MARKER_UNTRACKED = 1")
+    hidden_names = {m for p in (clone / "graders" / "hidden").rglob("test_*.py")
+                    for m in re.findall(r"^def (test_\w+)", p.read_text(), re.MULTILINE)}
+    hidden_names -= {m for p in (clone / "tests").rglob("test_*.py")     # same name in both
+                     for m in re.findall(r"^def (test_\w+)", p.read_text(), re.MULTILINE)}
+    assert hidden_names
     for path in built["files"]:
         text = path.read_text(errors="replace")
-        leaked = [s for s in secret if s in text]
+        leaked = sorted(_lines(text) & secret)
         assert not leaked, f"{path.relative_to(out)} holds private lines: {leaked[:3]}"
+        named = sorted(n for n in hidden_names if re.search(rf"\b{n}\b", text))
+        assert not named, f"{path.relative_to(out)} names hidden tests: {named[:3]}"
 
 
 def test_the_shipped_kata_toml_has_no_interviewer_field(built: dict[str, Any]) -> None:
@@ -237,4 +252,4 @@ def _tracked(repo: Path, *paths: str) -> list[Path]:
 
 def _lines(text: str) -> set[str]:
     """The lines worth matching: long enough to be specific."""
-    return {s for s in (line.strip() for line in text.splitlines()) if len(s) >= 30}
+    return {s for s in (line.strip() for line in text.splitlines()) if len(s) >= 25}
