@@ -14,8 +14,7 @@ hidden tests' entries with visibility ``hidden``.
 
 What the zip holds, all from the last commit (graders/bundle.py reads it): the grading
 harness, the kata's public and hidden tests, its stub and public kata.toml, the data its
-tests name, ``pyproject.toml`` and ``requirements.txt`` (the runtime requirements pinned to
-the versions of the environment that built the zip). No reference solution, mutant,
+tests name, ``pyproject.toml`` and ``requirements.txt`` (the runtime requirements). No reference solution, mutant,
 alternative, hostile submission or interviewer note. Four katas measure a submission
 against the reference (top_p, stream_detok and backpressure compare CPU time with it;
 token_bucket runs the candidate's own test against it and against bound-breaking mutants):
@@ -110,24 +109,23 @@ def reference_reasons(kata: str, files: dict[str, tuple[bool, bytes]]) -> list[s
                   and NEEDS_REFERENCE.search(data.decode("utf-8", "replace")))
 
 
-def _pinned_requirements(kata: catalog.Kata, pyproject: bytes) -> str:
-    """pyproject's runtime requirements (and torch for a kata that needs it), each pinned
-    to the version installed here, where there is one."""
+def _requirements(kata: catalog.Kata, pyproject: bytes) -> str:
+    """pyproject's runtime requirements (and torch for a kata that needs it). Not pinned to
+    this machine's versions, which may not exist for the image's Python: pip picks once,
+    when the image is built, and every submission is graded with what it picked."""
     project = tomllib.loads(pyproject.decode())["project"]
     reqs = list(project["dependencies"])
     if "torch" in kata.requires:
         reqs += project["optional-dependencies"]["torch"]
-    lines = []
+    tested = []
     for req in reqs:
-        spec, _, marker = req.partition(";")
-        name = re.split(r"[<>=!~ \[]", spec.strip(), maxsplit=1)[0]
+        name = re.split(r"[<>=!~; \[]", req.strip(), maxsplit=1)[0]
         try:
-            version = importlib.metadata.version(name)
-            spec = f"{name}=={version}"
+            tested.append(f"{name}=={importlib.metadata.version(name)}")
         except importlib.metadata.PackageNotFoundError:
-            spec = spec.strip()
-        lines.append(spec + (f"; {marker.strip()}" if marker.strip() else ""))
-    return "\n".join(lines) + "\n"
+            pass
+    return (f"# built and tested with: {', '.join(tested)} (Python "
+            f"{sys.version_info[0]}.{sys.version_info[1]})\n" + "\n".join(reqs) + "\n")
 
 
 def build(kata_name: str, out: Path, include_reference: bool = False,
@@ -186,7 +184,8 @@ def build(kata_name: str, out: Path, include_reference: bool = False,
     texts = [e[1].decode("utf-8", "replace") for p, e in ship.items()
              if p.endswith((".py", ".md", ".toml"))]
     support = {"__init__"} | bundle._imported_support(texts)
-    hardware = any("graders.hardware" in t for t in texts)
+    hardware = any("graders.hardware" in e[1].decode("utf-8", "replace")
+                   for p, e in ship.items() if p.startswith(tuple(f"{x}/" for x in paths[1:])))
     blob = "\n".join(texts)
     for p, e in files.items():
         if p.startswith("graders/support/") and p.count("/") == 2 and Path(p).stem in support:
@@ -202,7 +201,7 @@ def build(kata_name: str, out: Path, include_reference: bool = False,
               "hidden_visibility": "hidden", "profile": "grade",
               "reference_included": bool(needs)}
     ship[CONFIG] = (False, (json.dumps(config, indent=2) + "\n").encode())
-    ship["requirements.txt"] = (False, _pinned_requirements(kata, files["pyproject.toml"][1])
+    ship["requirements.txt"] = (False, _requirements(kata, files["pyproject.toml"][1])
                                 .encode())
     ship["setup.sh"] = (True, SETUP_SH.encode())
     ship["run_autograder"] = (True, RUN_AUTOGRADER.encode())
