@@ -26,8 +26,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-KATA = "radix_cache"
-MUTANT = "lru_by_insertion"      # Rubric: eviction
+KATA = "deferred_reclaim"    # the quickest kata to grade (76 tests)
+MUTANT = "finish_frees_at_once"   # Rubric: deferred_free
 PRIVATE = ("solutions/", "graders/mutants/", "graders/alternatives/", "graders/hostile/",
            "graders/mutant.py", "graders/mutantrun.py", "graders/killmatrix.py", "selftest/")
 
