@@ -302,8 +302,13 @@ def write_bundle(out: Path, names: list[str], ignore_changes: bool = False,
                 "these changes out.")
         warn("WARNING: --ignore-changes: these uncommitted changes are NOT in the bundle "
              f"(it holds the last commit's version):\n  {listing}")
-    files = committed([*kata_paths, *TOP_FILES, "noxfile.py", *(f"graders/{h}" for h in HARNESS),
-                       "graders/support", *DATA_FOLDERS], root)
+    shared = [*TOP_FILES, "noxfile.py", *(f"graders/{h}" for h in HARNESS), "graders/support",
+              *DATA_FOLDERS]
+    elsewhere = changed(shared, root)
+    if elsewhere:
+        warn("note: the bundle holds the last commit's harness; these uncommitted changes "
+             "are not in it:\n  " + "\n  ".join(elsewhere))
+    files = committed([*kata_paths, *shared], root)
     ship: dict[str, tuple[bool, bytes]] = {}
     problems = []
     for name in names:

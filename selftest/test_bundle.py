@@ -102,6 +102,7 @@ def test_a_dirty_kata_is_refused_with_what_to_do(built: dict[str, Any]) -> None:
     assert not (built["tmp"] / "refused").exists(), "a refused bundle writes nothing"
     assert built["warnings"] and f"katas/{KATA}/__init__.py" in built["warnings"][0]
     assert "NOT in the bundle" in built["warnings"][0]
+    assert any("graders/grade.py" in w and "not in it" in w for w in built["warnings"][1:])
 
 
 def test_the_bundle_holds_the_committed_stub_and_nothing_private(built: dict[str, Any]) -> None:
