@@ -112,7 +112,7 @@ def test_the_bundle_holds_the_committed_stub_and_nothing_private(built: dict[str
     assert not private, private
     allowed = re.compile(
         rf"^(katas/({KATA}|{OTHER})/|tests/({KATA}|{OTHER})/|data/|hardware_fixtures/"
-        r"|graders/support/\w+\.py$|(katas|tests)/__init__\.py$"
+        r"|graders/(support|stubs)/\w+\.py$|(katas|tests)/__init__\.py$"
         r"|(README\.md|noxfile\.py|pyproject\.toml|conftest\.py)$"
         rf"|graders/({'|'.join(re.escape(h) for h in bundle.HARNESS)})$)")
     assert [r for r in rel if not allowed.match(r)] == []
@@ -213,6 +213,8 @@ def test_the_bundles_nox_sessions_work_offline(built: dict[str, Any]) -> None:
     _solve(out, KATA)    # the candidate solves it in the bundle
     passed = _nox(out, "-s", "kata", "--", KATA)
     assert passed.returncode == 0 and "11 passed" in passed.stdout, passed.stdout[-2000:]
+    typed = _nox(out, "-s", "typecheck", "--", KATA)
+    assert "contract: the API matches the stub" in typed.stdout, typed.stdout[-2000:]
     graded = _nox(out, "-s", "grade", "--", KATA, "--profile", "smoke")
     text = graded.stdout
     assert graded.returncode == 0, text[-2000:] + graded.stderr[-2000:]
