@@ -3,6 +3,7 @@ kata and a dirty tree, it leaks nothing, and its own nox sessions work offline."
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import re
@@ -262,3 +263,31 @@ def _tracked(repo: Path, *paths: str) -> list[Path]:
 def _lines(text: str) -> set[str]:
     """The lines worth matching: long enough to be specific."""
     return {s for s in (line.strip() for line in text.splitlines()) if len(s) >= 25}
+
+
+# imported only on paths a bundle never takes (a mutant spec: --impl mutant:NAME)
+NOT_SHIPPED_ON_PURPOSE = {"mutant"}
+
+
+def test_every_graders_module_the_harness_imports_is_shipped(built: dict[str, Any]) -> None:
+    """A module added to the harness (imported by a shipped one) must be added to
+    bundle.HARNESS too, or the bundle breaks on the path that imports it."""
+    out = built["out"]
+    shipped = {p.stem for p in (out / "graders").glob("*.py")} | {
+        p.name for p in (out / "graders").iterdir() if p.is_dir()}
+    wanted: dict[str, str] = {}
+    for path in [*(out / "graders").glob("*.py"), *(out / "tests").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module == "graders":
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("graders."):
+                names = [(node.module or "").split(".")[1]]
+            elif isinstance(node, ast.Import):
+                names = [a.name.split(".")[1] for a in node.names
+                         if a.name.startswith("graders.")]
+            for name in names:
+                wanted.setdefault(name, str(path.relative_to(out)))
+    missing = {n: where for n, where in wanted.items()
+               if n not in shipped and n not in NOT_SHIPPED_ON_PURPOSE}
+    assert not missing, f"imported but not in bundle.HARNESS: {missing}"
