@@ -30,6 +30,8 @@ PRIVATE = ("solutions/", "graders/hidden/", "graders/mutants/", "graders/alterna
 GIT = ["git", "-c", "user.name=selftest", "-c", "user.email=selftest@example.invalid",
        "-c", "commit.gpgsign=false"]
 
+# one worker builds the module's fixture once (nox -s tests runs with --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("bundle")
 
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run([*GIT, "-C", str(repo), *args], check=True, capture_output=True,

@@ -31,6 +31,8 @@ MUTANT = "finish_frees_at_once"   # Rubric: deferred_free
 PRIVATE = ("solutions/", "graders/mutants/", "graders/alternatives/", "graders/hostile/",
            "graders/mutant.py", "graders/mutantrun.py", "graders/killmatrix.py", "selftest/")
 
+# one worker builds the module's fixture once (nox -s tests runs with --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("gradescope")
 
 @pytest.fixture(scope="module")
 def layout(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
