@@ -56,6 +56,11 @@ PUBLIC_GRADING_KEYS = ("reply_bytes",)
 INTERVIEWER_KEYS = ("interviewer", "follow_ups", "good_answer")
 MAINTAINER_KEYS = ("rule_sections",)    # graders/prompt_lint.py, not shipped
 BUNDLE_SESSIONS = ("kata", "grade", "typecheck", "interview", "list")
+# what a session does in a bundle, where it differs from the repository (its docstring and
+# its line in the noxfile's docstring are replaced)
+BUNDLE_SESSION_DOCS = {
+    "grade": "The public tests under the grader, a table per rubric item: NOT a score (the "
+             "hidden tests are not in this bundle)."}
 TOP_FILES = ("pyproject.toml", "conftest.py")
 DATA_FOLDERS = ("data", "hardware_fixtures")
 
@@ -202,6 +207,13 @@ def bundle_noxfile(source: str) -> str:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.decorator_list:
             name = _session_name(node)
+            first = node.body[0]
+            if name in BUNDLE_SESSION_DOCS and isinstance(first, ast.Expr) and \
+                    isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                indent = lines[first.lineno - 1][:len(lines[first.lineno - 1])
+                                                 - len(lines[first.lineno - 1].lstrip())]
+                lines[first.lineno - 1] = f'{indent}"""{BUNDLE_SESSION_DOCS[name]}"""\n'
+                drop.update(range(first.lineno, first.end_lineno or first.lineno))
             if name is not None and name not in BUNDLE_SESSIONS:
                 start = min(d.lineno for d in node.decorator_list) - 1
                 end = node.end_lineno or node.lineno
@@ -220,6 +232,9 @@ def bundle_noxfile(source: str) -> str:
             found = re.match(r"\s+nox -s (\w+)", lines[n])
             if found and found.group(1) not in BUNDLE_SESSIONS:
                 drop.add(n)
+            elif found and found.group(1) in BUNDLE_SESSION_DOCS:
+                lines[n] = (f"    nox -s {found.group(1)} -- NAME".ljust(57)
+                            + "public tests under the grader: NOT a score\n")
     out = "".join(line for n, line in enumerate(lines) if n not in drop)
     compile(out, "noxfile.py", "exec")
     return out

@@ -206,6 +206,8 @@ def test_the_bundles_nox_sessions_work_offline(built: dict[str, Any]) -> None:
     sessions = re.findall(r"^([*-]) (\w+)", listed, re.MULTILINE)
     assert sorted(n for _, n in sessions) == sorted(bundle.BUNDLE_SESSIONS), listed
     assert [n for mark, n in sessions if mark == "*"] == ["kata"], listed
+    assert "hidden" not in re.search(r"^- grade -> (.*)$", listed, re.MULTILINE).group(1) \
+        .replace("hidden tests are not in this bundle", ""), listed
 
     bare = _nox(out)     # the default session: the katas and how to start
     assert bare.returncode == 0 and KATA in bare.stdout and "not a score" in bare.stdout, \
