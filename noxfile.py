@@ -8,6 +8,7 @@
     nox -s interview -- NAME --interviewer               the interviewer's live view, marks
     nox -s interview -- mark DIR ITEM POINTS [--note T]  mark an interviewer item afterwards
     nox -s bundle -- OUT [NAMES...]                      a candidate's folder
+    nox -s gradescope -- NAME OUT.zip                    a Gradescope autograder
     nox -s record -- split_kv|gemm_waves                  GPU sweep -> hardware_fixtures/
     nox -s tests                                         the project's own suite
     nox -s deep [NAMES...]                               correct solutions at the grading depth
@@ -183,6 +184,14 @@ def bundle(session: nox.Session) -> None:
 
 
 @nox.session(python=False)
+def gradescope(session: nox.Session) -> None:
+    """A Gradescope autograder zip for one kata: nox -s gradescope -- NAME OUT.zip."""
+    python = _ensure_env(session)
+    session.run(python, "-m", "graders.gradescope", *session.posargs, external=True,
+                env=_env())
+
+
+@nox.session(python=False)
 def record(session: nox.Session) -> None:
     """Record a hardware sweep on the CUDA GPU present: nox -s record -- split_kv|gemm_waves.
 
@@ -206,7 +215,7 @@ def tests(session: nox.Session) -> None:
     """The project's own suite: references pass, stubs fail cleanly, mutants are caught."""
     python = _ensure_env(session, ("dev", "hardware"))  # hardware: the recorder's CPU checks
     modules = ("catalog", "impl", "plugin", "grade", "sandbox", "wire", "batch", "typecheck",
-               "cli", "killmatrix", "interview", "bundle", "candidate_tests", "mutant",
+               "cli", "killmatrix", "interview", "bundle", "gradescope", "candidate_tests", "mutant",
                "mutantrun", "outside", "measure", "prompt_lint", "warm")
     harness = [f"graders/{m}.py" for m in modules] + ["graders/hardware", "graders/support"]
     session.run(python, "-m", "mypy", "--strict", "solutions", "katas", *harness,

@@ -55,8 +55,13 @@ def start() -> int:
     print("\nStart one:\n"
           "  1. read   katas/NAME/README.md   (the prompt)\n"
           "  2. edit   katas/NAME/__init__.py (the stub)\n"
-          "  3. run    nox -s kata -- NAME    (public tests, about a second)\n"
-          "  4. grade  nox -s grade -- NAME   (hidden tests too, a score per rubric item)")
+          "  3. run    nox -s kata -- NAME    (public tests, about a second)")
+    if catalog.HIDDEN_TESTS_DIR.is_dir():
+        print("  4. grade  nox -s grade -- NAME   (hidden tests too, a score per rubric item)")
+    else:
+        print("  4. check  nox -s grade -- NAME   (the public tests under the grader: not a "
+              "score,\n                                   the hidden tests are not in this "
+              "bundle)")
     return 0
 
 

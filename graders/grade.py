@@ -41,6 +41,8 @@ GRACE_S = 15.0
 COLLECT_S = 120.0
 TRUSTED_MEMORY_BYTES = 4 << 30   # data memory (RLIMIT_DATA) of the trusted pytest
 MESSAGE_CHARS = 2000
+# graders/plugin.py registers these (not imported here: that would load Hypothesis)
+HYPOTHESIS_PROFILES = ("grade", "grade_seeded", "selftest", "smoke", "kata")
 
 
 class GradeError(RuntimeError):
@@ -78,6 +80,9 @@ class Grade:
     seconds: float = 0.0
     sandbox: dict[str, Any] | None = None
     rubric_filter: str | None = None
+    # the hidden tests were asked for but are not here (a candidate bundle): the public
+    # tests alone ran, and what they give is not a score
+    public_only: bool = False
 
     @property
     def score(self) -> int:
@@ -163,7 +168,8 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
         raise GradeError(f"kata {kata_name!r} has no tests")
     start = time.monotonic()
     deadline = start + total_timeout if total_timeout else None
-    grade = Grade(kata, shown, seed, profile, [], rubric_filter=rubric)
+    grade = Grade(kata, shown, seed, profile, [], rubric_filter=rubric,
+                  public_only=include_hidden and not kata.hidden_tests.is_dir())
     by_id: dict[str, TestResult] = {}
     done: set[str] = set()
 
@@ -573,9 +579,15 @@ def table(grade: Grade, candidate: bool = False) -> str:
                   + (f" ({', '.join(parts)})" if parts else "")
                   + "".join(f"\n    lacks {n}" for n in s.get("lacks", []))
                   + "".join(f"\n    note: {n}" for n in s.get("notes", []))]
-    lines += ["", f"  score: {grade.score}/{grade.max_score}"
-              f"   ({len(grade.tests)} tests, {grade.seconds:.1f} s"
-              + (f", {grade.restarts} test-process restarts" if grade.restarts else "") + ")"]
+    counts = (f"({len(grade.tests)} tests, {grade.seconds:.1f} s"
+              + (f", {grade.restarts} test-process restarts" if grade.restarts else "") + ")")
+    if grade.public_only:
+        lines += ["", f"  public tests only: {grade.score}/{grade.max_score} rubric points pass "
+                  f"them   {counts}",
+                  "  NOT A SCORE: the hidden tests that decide a grade are not here "
+                  "(a candidate bundle)."]
+    else:
+        lines += ["", f"  score: {grade.score}/{grade.max_score}   {counts}"]
     details = failure_details(grade, candidate)
     if details:
         lines += ["", "  first failure of each failed item, in full:", *details]
@@ -714,6 +726,7 @@ def results_json(grade: Grade, hidden_visibility: str = "hidden") -> dict[str, A
             "hypothesis_profile": grade.profile,
             "seed": grade.seed,
             "restarts": grade.restarts,
+            "public_only": grade.public_only,
             "isolation": grade.sandbox or {"process": False,
                                            "notes": ["in-process: the submission ran inside "
                                                      "the test process (--in-process)"]},
@@ -784,6 +797,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--require-isolation", action="store_true",
                         help="fail (exit 2) rather than run the submission with less than "
                              "bubblewrap or the root namespaces around it")
+    parser.add_argument("--profile", default=None, choices=HYPOTHESIS_PROFILES,
+                        help="hypothesis profile (default: grade, or grade_seeded with --seed)")
     parser.add_argument("--fail-under", type=float, default=None,
                         help="exit 1 when the score is below this")
     parser.add_argument("--jobs", type=int, default=1,
@@ -821,6 +836,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         grade = run(args.kata, args.impl, seed=args.seed, rubric=args.rubric,
+                    profile=args.profile,
                     per_test_timeout=args.timeout, isolate=not args.in_process,
                     require_isolation=args.require_isolation)
     except (catalog.CatalogError, GradeError) as exc:

@@ -86,6 +86,24 @@ def submission_file(name: str, spec: str) -> Path:
     return resolve_submission(name, spec)
 
 
+def require_reference(kata: str) -> None:
+    """For checks measured against the reference solution (its CPU time, its answers).
+
+    A candidate bundle holds neither the reference nor the hidden tests: there such a
+    check is skipped, with the reason, and the grader runs it. Anywhere the hidden tests
+    are present the reference must be too: its absence is an error, never a skip (a skip
+    would drop the item from the maximum)."""
+    if submission_file(kata, "solutions").is_file():
+        return
+    if not (catalog.HIDDEN_TESTS_DIR / kata).is_dir():
+        import pytest
+
+        pytest.skip("this check compares your code with the reference solution, which is "
+                    "not in the candidate bundle; the grader runs it")
+    raise FileNotFoundError(f"the reference solution of {kata!r} is missing "
+                            f"({submission_file(kata, 'solutions')}): this check needs it")
+
+
 def _remote(name: str) -> Any:
     from graders import sandbox
 
@@ -304,6 +322,8 @@ def measured_call(kata: str, driver: Any, target: str, *args: Any, reference: bo
     if not module.startswith("graders.support."):
         raise ValueError(f"measured_call takes a graders.support function, not {driver!r}")
     extra = {} if budget is None else {"budget": budget}
+    if reference:
+        require_reference(kata)
     if not _isolate:
         if reference:
             impl = importlib.import_module(f"solutions.{kata}")
@@ -346,6 +366,8 @@ def metered(kata: str, reference: bool = False) -> tuple[Any, Any]:
     The reference's worker serves nothing else (see ``measured_call``)."""
     from graders import measure, sandbox
 
+    if reference:
+        require_reference(kata)
     if not _isolate:
         impl = KataImpl(kata) if not reference else \
             importlib.import_module(f"solutions.{kata}")

@@ -7,7 +7,8 @@ Two checks:
 2. the contract: every public class, function and method the stub declares exists with the
    same parameters (names, kinds, defaults present) and the same annotations. The stub is
    read from git (``HEAD:katas/NAME/__init__.py``) when the candidate edits the kata folder
-   in place, or from ``katas/NAME/__init__.py`` when grading a submission elsewhere.
+   in place (in a candidate bundle, from its copy ``graders/stubs/NAME.py``), or from
+   ``katas/NAME/__init__.py`` when grading a submission elsewhere.
 """
 
 from __future__ import annotations
@@ -81,10 +82,16 @@ def contract_differences(stub: str, candidate: str) -> list[str]:
     return problems
 
 
+STUBS_DIR = catalog.ROOT / "graders" / "stubs"   # a candidate bundle's copies of the stubs
+
+
 def _pristine_stub(name: str, editing_in_place: bool) -> str | None:
     path = catalog.KATAS_DIR / name / "__init__.py"
     if not editing_in_place:
         return path.read_text(encoding="utf-8")
+    copy = STUBS_DIR / f"{name}.py"
+    if copy.is_file():     # a bundle: its own git history, if any, is the candidate's
+        return copy.read_text(encoding="utf-8")
     try:
         return subprocess.run(
             ["git", "show", f"HEAD:katas/{name}/__init__.py"], cwd=catalog.ROOT,

@@ -32,6 +32,7 @@ import os
 import re
 import shutil
 import socket
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -50,7 +51,8 @@ PER_TEST_S, GRACE_S, TOTAL_S = 2.0, 3.0, 240.0
 TRACES = [Path("/work/main/PWNED-BY-SUBMISSION"), Path("/tmp/PWNED-BY-SUBMISSION"),
           Path("/root/PWNED-BY-SUBMISSION"), Path("/work/PWNED-BY-SUBMISSION"),
           catalog.ROOT / "PWNED-BY-SUBMISSION", catalog.ROOT.parent / "PWNED-BY-SUBMISSION",
-          catalog.ROOT / "results.json", catalog.ROOT / "FORGED-BY-SUBMISSION",
+          catalog.ROOT / "results.json", catalog.ROOT / "junit.xml",
+          catalog.ROOT / "FORGED-BY-SUBMISSION",
           Path("/tmp/results.json"), Path("/tmp/replay.json")]
 TRACES = [t for t in TRACES if os.access(t.parent, os.X_OK)]  # a non-root run cannot look in /root
 TOP_LEVEL_NOISE = {".nox", ".hypothesis", ".pytest_cache", "__pycache__", ".mypy_cache"}
@@ -338,8 +340,20 @@ def test_attack_scores_no_more_than_its_baseline(kata: str, name: str, tmp_path:
         assert not connections, f"{name} reached the loopback listener"
     if caps.separate_uid:
         written = [str(t) for t in TRACES if t.exists() and (
-            "PWNED" in t.name or "FORGED" in t.name or t.name == "replay.json")]
+            "PWNED" in t.name or "FORGED" in t.name or t.name == "replay.json"
+            or t.parent == catalog.ROOT)]
         assert not written, f"{name} wrote outside its folder: {written}"
         assert not sleepers(), f"{name} left processes running"
     assert top_level() <= before, f"{name} wrote into the repository: {top_level() - before}"
     assert not orphan_workers(), f"{name} left worker processes behind"
+
+
+def test_no_trace_of_an_attack_is_committed() -> None:
+    """A report or marker an attack writes (forge_reports: results.json, junit.xml,
+    FORGED-BY-SUBMISSION) was once committed at the repository's root after an in-process
+    run; none may be tracked there."""
+    tracked = subprocess.run(["git", "-C", str(catalog.ROOT), "ls-files"], capture_output=True,
+                             text=True, check=True).stdout.splitlines()
+    traces = {str(t.relative_to(catalog.ROOT)) for t in TRACES if t.parent == catalog.ROOT}
+    assert traces >= {"results.json", "junit.xml", "FORGED-BY-SUBMISSION"}
+    assert sorted(traces & set(tracked)) == []
