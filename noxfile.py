@@ -195,7 +195,8 @@ def record(session: nox.Session) -> None:
 @nox.session(python=False)
 def bench(session: nox.Session) -> None:
     """References against production engines' approaches and the physical floor, as ratios
-    measured in one run: nox -s bench [-- KATA...] [--rounds N] [--out DIR] [--readme].
+    measured in one run: nox -s bench [-- KATA...] [--rounds N] [--out DIR] [--readme]
+    [--alternatives].
 
     Times each kata's reference (solutions/, as it is now) and, on the same inputs,
     interleaved over several rounds: vLLM's sort + cumsum top-p (torch) and a sort-free
@@ -203,7 +204,8 @@ def bench(session: nox.Session) -> None:
     vLLM-style stop check), a vLLM-style block hash chain; the floor (one pass over the
     data); and how the cost per request grows from 1k to 100k cached tokens. Prints a
     Markdown table and writes docs/bench/results.{json,md,png}; --readme pastes the plot
-    and the table into README.md. A few minutes on two cores.
+    and the table into README.md; --alternatives adds every kata's independent solutions
+    (top_p's are always timed). A few minutes on two cores.
     """
     python = _ensure_env(session, ("dev", "torch", "bench"))
     session.run(python, "-m", "graders.bench", *session.posargs, external=True,

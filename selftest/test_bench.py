@@ -56,20 +56,26 @@ def test_quick_run_writes_record_table_and_plot(tmp_path: Path,
     assert (tmp_path / "results.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
-def test_every_kata_builds_at_quick_size() -> None:
-    """Each case's inputs, peers and agreement checks, without timing: a peer that
-    disagreed with the reference would leave a note."""
+def test_every_kata_builds_at_quick_size_with_its_alternatives() -> None:
+    """Each case's inputs, peers, alternatives and agreement checks, without timing: a peer
+    or an alternative that disagreed with the reference, or failed to set up, leaves a
+    note."""
     for kata, build in cases.BUILDERS.items():
         if kata == "top_p":
-            continue   # its own test below (the alternatives take a while to import)
+            continue   # its own test below
         try:
-            case = build(True)
+            case = build(True, True)
         except cases.Skipped:
             continue   # tokenizers missing: stream_detok's own test below says so
         assert case.kata == kata and case.comparisons
-        assert not [n for n in case.notes if "differ" in n], case.notes
+        assert case.notes == [], case.notes
+        alts = {c.name for c in case.contenders if c.role == "alternative"}
+        assert {f"alt:{p.stem}" for p in (ROOT / "graders" / "alternatives" / kata).glob("*.py")
+                if p.name != "__init__.py"} <= alts
         for c in case.contenders:
             c.run()
+        assert build(True, False).contenders[0].role == "reference"
+        assert not [c for c in build(True, False).contenders if c.role == "alternative"]
 
 
 def test_unknown_kata_and_bad_rounds_are_refused(capsys: pytest.CaptureFixture[str]) -> None:

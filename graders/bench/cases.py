@@ -2,7 +2,9 @@
 so the bench always times the reference as it is now), the kata's independent solutions
 where the case says so, the production peers and the floor, all on the same inputs.
 
-Each builder takes ``quick``: tiny sizes, for the self-test of the bench's plumbing.
+Each builder takes ``quick`` (tiny sizes, for the self-test of the bench's plumbing) and
+``alts``: also time the kata's independent solutions (graders/alternatives/KATA/) against
+the reference; top_p always does.
 """
 
 from __future__ import annotations
@@ -61,15 +63,26 @@ class Skipped(Exception):
 
 # -- top_p ------------------------------------------------------------------------------
 
-def top_p(quick: bool) -> Case:
-    """kept_mask at T = 1, p = 0.9 on 64 x 131072 float32 logits (a 128K vocabulary)."""
+def _try_alternatives(kata: str, notes: list[str],
+                      add: Callable[[str, ModuleType], None]) -> None:
+    """``add`` each alternative's contenders; one that fails to set up is noted, not fatal."""
+    for name, alt in alternatives(kata):
+        try:
+            add(name, alt)
+        except Exception as exc:  # noqa: BLE001 - any failure of a third solution is a note
+            notes.append(f"alternative {name} left out: {exc!r}")
+
+
+def top_p(quick: bool, alts: bool = True) -> Case:
+    """kept_mask at T = 1, p = 0.9 on 64 x 131072 float32 logits (a 128K vocabulary); the
+    alternatives are always timed (``alts`` is accepted for a uniform signature)."""
     rows, vocab = (4, 4096) if quick else (64, 131072)
     rng = np.random.default_rng(0)
     logits = (rng.standard_normal((rows, vocab)) * 3).astype(np.float32)
     t, p = np.ones(rows), np.full(rows, 0.9)
     ref = reference("top_p")
     want = np.asarray(ref.kept_mask(logits, t, p))
-    notes = []
+    notes: list[str] = []
 
     def agrees(name: str, mask: Any) -> None:
         got = np.asarray(mask, dtype=bool)
@@ -81,12 +94,15 @@ def top_p(quick: bool) -> Case:
     contenders = [Contender("reference", "reference kept_mask", "reference",
                             lambda: ref.kept_mask(logits, t, p))]
     comparisons = []
-    for name, alt in alternatives("top_p"):
+
+    def add(name: str, alt: ModuleType) -> None:
         key = f"alt:{name}"
         agrees(key, alt.kept_mask(logits, t, p))
         contenders.append(Contender(key, f"alternative {name}", "alternative",
                                     functools.partial(alt.kept_mask, logits, t, p)))
         comparisons.append(Comparison(key, "reference", "alternative"))
+
+    _try_alternatives("top_p", notes, add)   # always: the sort-free alternative's case
     agrees("pivot", peers.pivot_top_p(logits, t, p))
     contenders.append(Contender("pivot", "sort-free pivot search, FlashInfer-style (numpy)",
                                 "peer", lambda: peers.pivot_top_p(logits, t, p)))
@@ -120,7 +136,7 @@ def _stream_ids(tokenizer: Any, corpus: str, n: int) -> list[int]:
     return (once * (n // len(once) + 1))[:n]
 
 
-def stream_detok(quick: bool) -> Case:
+def stream_detok(quick: bool, alts: bool = False) -> Case:
     """One token per push over the shipped byte-level BPE vocabulary and corpus."""
     why = _missing("tokenizers")
     if why is not None:
@@ -139,8 +155,8 @@ def stream_detok(quick: bool) -> Case:
     ref = reference("stream_detok")
     streams = {"small": ids[:small], "large": _stream_ids(tokenizer, corpus(), large)}
 
-    def push_all(stream: list[int], stops: tuple[str, ...]) -> list[str]:
-        d = ref.StreamDetokenizer(vocab, stops)
+    def push_all(stream: list[int], stops: tuple[str, ...], mod: ModuleType = ref) -> list[str]:
+        d = mod.StreamDetokenizer(vocab, stops)
         out = [d.push([t]) for t in stream]
         out.append(d.finish())
         return out
@@ -179,6 +195,17 @@ def stream_detok(quick: bool) -> Case:
                    f"per token: a {_k(large)}-token stream vs {_k(small)}",
                    "reference, 3 stop strings"),
     ]
+
+    def add(name: str, alt: ModuleType) -> None:
+        run = functools.partial(push_all, ids, STOPS, alt)
+        if "".join(run()) != text:
+            notes.append(f"alternative {name}: its text differs from the whole decode")
+        contenders.append(Contender(f"alt:{name}", f"alternative {name}, 3 stop strings",
+                                    "alternative", run, len(ids)))
+        comparisons.append(Comparison(f"alt:{name}", "reference_stops", "alternative"))
+
+    if alts:
+        _try_alternatives("stream_detok", notes, add)
     return Case("stream_detok", f"{n} tokens of the shipped corpus, one per push; stops "
                 f"{', '.join(repr(s) for s in STOPS)}", "token", contenders, comparisons,
                 notes)
@@ -211,15 +238,16 @@ class _Prompts:
         return self._ready.pop()
 
 
-def block_hash(quick: bool) -> Case:
+def block_hash(quick: bool, alts: bool = False) -> Case:
     """Hashing a fresh prompt, and a whole request (allocate + free) on a pool at capacity."""
     bs = 16
     prompt_len, small, large = (64, 256, 2048) if quick else (512, 1024, 100_000)
     ref = reference("block_hash")
     ids = itertools.count()
 
-    def pool_at_capacity(tokens: int, seed: int) -> tuple[Callable[[], None], _Prompts]:
-        pool = ref.BlockPool(-(-tokens // bs), bs)
+    def pool_at_capacity(tokens: int, seed: int,
+                         mod: ModuleType = ref) -> tuple[Callable[[], None], _Prompts]:
+        pool = mod.BlockPool(-(-tokens // bs), bs)
         prompts = _Prompts(seed, prompt_len)
 
         def request() -> None:
@@ -266,6 +294,16 @@ def block_hash(quick: bool) -> Case:
                    f"per request: {_k(large)} cached tokens vs {_k(small)}",
                    "reference allocate + free"),
     ]
+
+    def add(name: str, alt: ModuleType) -> None:
+        request, prompts = pool_at_capacity(large, 1, alt)
+        contenders.append(Contender(f"alt:{name}", f"alternative {name} allocate + free, "
+                                    f"{_k(large)} cached tokens", "alternative", request,
+                                    prepare=prompts.prepare))
+        comparisons.append(Comparison(f"alt:{name}", "allocate", "alternative"))
+
+    if alts:
+        _try_alternatives("block_hash", notes, add)
     return Case("block_hash", f"fresh {prompt_len}-token prompts (all misses), block size "
                 f"{bs}, sha256", "prompt", contenders, comparisons, notes)
 
@@ -276,7 +314,7 @@ def _k(n: int) -> str:
 
 # -- radix_cache ------------------------------------------------------------------------
 
-def radix_cache(quick: bool) -> Case:
+def radix_cache(quick: bool, alts: bool = False) -> Case:
     """Requests on a cache at capacity: acquire, extend by the generated tokens, release."""
     if quick:
         head, unique, gen, small, large, systems = 8, 8, 4, 256, 2048, 4
@@ -286,8 +324,9 @@ def radix_cache(quick: bool) -> Case:
     rng = np.random.default_rng(7)
     heads = [rng.integers(0, 32_000, head).tolist() for _ in range(systems)]
 
-    def cache_at_capacity(slots: int) -> tuple[Callable[[], None], _Prompts]:
-        cache = ref.RadixCache(slots)
+    def cache_at_capacity(slots: int,
+                          mod: ModuleType = ref) -> tuple[Callable[[], None], _Prompts]:
+        cache = mod.RadixCache(slots)
         prompts = _Prompts(3, unique + gen, heads)
 
         def request() -> None:
@@ -311,16 +350,34 @@ def radix_cache(quick: bool) -> Case:
         Contender("small", f"reference, {_k(small)} cached tokens", "reference", small_req),
     ]
     contenders[0].prepare, contenders[1].prepare = large_prompts.prepare, small_prompts.prepare
+    grew = f"per request: {_k(large)} cached tokens vs {_k(small)}"
+    comparisons = [Comparison("large", "small", "growth", grew,
+                              "reference acquire + extend + release")]
+    notes: list[str] = []
+
+    def add(name: str, alt: ModuleType) -> None:
+        (big, big_prompts), (little, little_prompts) = (cache_at_capacity(large, alt),
+                                                        cache_at_capacity(small, alt))
+        contenders.extend([
+            Contender(f"alt:{name}", f"alternative {name}, {_k(large)} cached tokens",
+                      "alternative", big, prepare=big_prompts.prepare),
+            Contender(f"alt:{name}:small", f"alternative {name}, {_k(small)} cached tokens",
+                      "alternative", little, prepare=little_prompts.prepare)])
+        comparisons.extend([
+            Comparison(f"alt:{name}", "large", "alternative"),
+            Comparison(f"alt:{name}", f"alt:{name}:small", "growth", grew,
+                       f"alternative {name}")])
+
+    if alts:
+        _try_alternatives("radix_cache", notes, add)
     return Case("radix_cache", f"{systems} shared {head}-token system prompts + {unique} "
                 f"fresh tokens, {gen} generated; acquire, extend, release", "request",
-                contenders, [Comparison("large", "small", "growth",
-                                        f"per request: {_k(large)} cached tokens vs {_k(small)}",
-                                        "reference acquire + extend + release")])
+                contenders, comparisons, notes)
 
 
 # -- spec_decode ------------------------------------------------------------------------
 
-def spec_decode(quick: bool) -> Case:
+def spec_decode(quick: bool, alts: bool = False) -> Case:
     """verify_sampled over float32 probabilities, every draft live."""
     rows, k, vocab = (2, 2, 512) if quick else (8, 4, 32_000)
     rng = np.random.default_rng(5)
@@ -341,11 +398,25 @@ def spec_decode(quick: bool) -> Case:
         Contender("floor", "one pass over p and q (max)", "floor",
                   lambda: peers.one_pass_pq(p, q)),
     ]
+    comparisons = [Comparison("reference", "floor", "floor")]
+    notes: list[str] = []
+    want = ref.verify_sampled(draft, num, q, p, ua, us)
+
+    def add(name: str, alt: ModuleType) -> None:
+        run = functools.partial(alt.verify_sampled, draft, num, q, p, ua, us)
+        if [(a, list(e)) for a, e in run()] != [(a, list(e)) for a, e in want]:
+            notes.append(f"alternative {name}: its rows differ from the reference's")
+        contenders.append(Contender(f"alt:{name}", f"alternative {name} verify_sampled",
+                                    "alternative", run))
+        comparisons.append(Comparison(f"alt:{name}", "reference", "alternative"))
+
+    if alts:
+        _try_alternatives("spec_decode", notes, add)
     return Case("spec_decode", f"verify_sampled, B = {rows}, K = {k}, V = {vocab}, float32",
-                "call", contenders, [Comparison("reference", "floor", "floor")])
+                "call", contenders, comparisons, notes)
 
 
-BUILDERS: dict[str, Callable[[bool], Case]] = {
+BUILDERS: dict[str, Callable[[bool, bool], Case]] = {
     "top_p": top_p,
     "stream_detok": stream_detok,
     "block_hash": block_hash,

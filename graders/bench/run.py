@@ -1,11 +1,12 @@
-"""``nox -s bench [-- KATA...] [--rounds N] [--out DIR] [--readme] [--quick]``
+"""``nox -s bench [-- KATA...] [--rounds N] [--out DIR] [--readme] [--alternatives] [--quick]``
 
 Times each named kata's reference (as it is now in ``solutions/``) against the approach a
 production engine takes and against the physical floor, on the same inputs, interleaved
 over several rounds, and prints the ratios (median, min, max), plus a growth ratio where
 the state grows (1k vs 100k cached tokens, or streamed tokens). Writes results.json,
 results.md and results.png to --out (default docs/bench/); --readme also pastes the plot and
-the table into README.md between its bench markers. Ratios only: no time is compared with
+the table into README.md between its bench markers; --alternatives also times every kata's
+independent solutions (graders/alternatives/KATA/; top_p's always). Ratios only: no time is compared with
 a constant, so a noisy machine makes them wider, never wrong in kind.
 """
 
@@ -46,7 +47,7 @@ def _loadavg() -> list[float] | None:
 
 
 def run(katas: list[str], rounds: int | None, quick: bool, command: str,
-        log: Any = None) -> dict[str, Any]:
+        log: Any = None, alts: bool = False) -> dict[str, Any]:
     """Measure ``katas`` and return the record (see report for its use)."""
     start = time.monotonic()
     record: dict[str, Any] = {
@@ -65,7 +66,7 @@ def run(katas: list[str], rounds: int | None, quick: bool, command: str,
         say = log or (lambda _: None)
         say(f"{kata}: preparing")
         try:
-            case = cases.BUILDERS[kata](quick)
+            case = cases.BUILDERS[kata](quick, alts)
         except cases.Skipped as exc:
             record["skipped"][kata] = str(exc)
             say(f"{kata}: skipped: {exc}")
@@ -90,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="also paste the plot and the table into README.md")
     ap.add_argument("--quick", action="store_true",
                     help="tiny sizes: checks the bench's plumbing, measures nothing useful")
+    ap.add_argument("--alternatives", action="store_true",
+                    help="also time every kata's independent solutions against its "
+                         "reference (top_p's always are)")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNG")
     args = ap.parse_args(argv)
     unknown = [k for k in args.katas if k not in cases.BUILDERS]
@@ -102,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else argv
     shown = "nox -s bench" + (" -- " + shlex.join(given) if given else "")
     record = run(katas, args.rounds, args.quick, shown,
-                 log=lambda msg: print(msg, file=sys.stderr, flush=True))
+                 log=lambda msg: print(msg, file=sys.stderr, flush=True),
+                 alts=args.alternatives)
     table = report.markdown(record)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
