@@ -11,6 +11,7 @@ import json
 import math
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from graders.bench import cases, peers, report, run, timing
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _ratios_ok(record: dict) -> None:  # type: ignore[type-arg]
+def _ratios_ok(record: dict[str, Any]) -> None:
     for case in record["cases"]:
         assert case["comparisons"], case["kata"]
         for cmp in case["comparisons"]:
