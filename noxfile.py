@@ -10,6 +10,7 @@
     nox -s bundle -- OUT [NAMES...]                      a candidate's folder
     nox -s gradescope -- NAME OUT.zip                    a Gradescope autograder
     nox -s record -- split_kv|gemm_waves                  GPU sweep -> hardware_fixtures/
+    nox -s bench [-- KATA...] [--readme]                 references vs production peers and floors
     nox -s tests                                         the project's own suite
     nox -s deep [NAMES...]                               correct solutions at the grading depth
 
@@ -203,6 +204,26 @@ def record(session: nox.Session) -> None:
                 env={**_env(), "PYTHONPATH": str(ROOT)})
 
 
+@nox.session(python=False)
+def bench(session: nox.Session) -> None:
+    """References against production engines' approaches and the physical floor, as ratios
+    measured in one run: nox -s bench [-- KATA...] [--rounds N] [--out DIR] [--readme]
+    [--alternatives].
+
+    Times each kata's reference (solutions/, as it is now) and, on the same inputs,
+    interleaved over several rounds: vLLM's sort + cumsum top-p (torch) and a sort-free
+    pivot search after FlashInfer's kernels, tokenizers' DecodeStream (with and without a
+    vLLM-style stop check), a vLLM-style block hash chain; the floor (one pass over the
+    data); and how the cost per request grows from 1k to 100k cached tokens. Prints a
+    Markdown table and writes docs/bench/results.{json,md,png}; --readme pastes the plot
+    and the table into README.md; --alternatives adds every kata's independent solutions
+    (top_p's are always timed). A few minutes on two cores.
+    """
+    python = _ensure_env(session, ("dev", "torch", "bench"))
+    session.run(python, "-m", "graders.bench", *session.posargs, external=True,
+                env={**_env(), "PYTHONPATH": str(ROOT)})
+
+
 @nox.session(name="list", python=False)
 def list_(session: nox.Session) -> None:
     """The katas: title, minutes, difficulty, rubric points."""
@@ -213,11 +234,13 @@ def list_(session: nox.Session) -> None:
 @nox.session(python=False)
 def tests(session: nox.Session) -> None:
     """The project's own suite: references pass, stubs fail cleanly, mutants are caught."""
-    python = _ensure_env(session, ("dev", "hardware"))  # hardware: the recorder's CPU checks
+    # hardware: the recorder's CPU checks; bench: the bench's plot (its self-test and mypy)
+    python = _ensure_env(session, ("dev", "hardware", "bench"))
     modules = ("catalog", "impl", "plugin", "grade", "sandbox", "wire", "batch", "typecheck",
                "cli", "killmatrix", "interview", "bundle", "gradescope", "candidate_tests", "mutant",
                "mutantrun", "outside", "measure", "prompt_lint", "warm")
-    harness = [f"graders/{m}.py" for m in modules] + ["graders/hardware", "graders/support"]
+    harness = [f"graders/{m}.py" for m in modules] + ["graders/hardware", "graders/support",
+                                                      "graders/bench"]
     session.run(python, "-m", "mypy", "--strict", "solutions", "katas", *harness,
                 external=True, env=_env())
     # two workers: most of the time goes to child processes (graders, sandboxes)
