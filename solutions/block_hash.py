@@ -9,10 +9,14 @@ colliding hash can cost a hit but never return the wrong KV.
 A cached block's parent is the previous block of the request that filled it, and that
 parent is cached for as long as the child is: a request frees tail first and a hit takes
 a whole prefix, so a parent always re-enters the eviction queue after its children.
+
+A request's blocks are hashed in order, each once: ``allocate`` hashes block by block while
+it looks the prompt up, and caching goes on from where the lookup stopped.
 """
 
 from __future__ import annotations
 
+import struct
 from collections import OrderedDict
 
 from graders.support.block_hash import HashFn, sha256
@@ -25,31 +29,28 @@ class OutOfBlocks(RuntimeError):
     """Raised when a call needs more blocks than are free; the call changes nothing."""
 
 
-def _check_tokens(tokens: list[int]) -> None:
-    if not isinstance(tokens, list):
-        raise ValueError(f"tokens must be a list of ints, got {type(tokens).__name__}")
-    for t in tokens:
-        if not isinstance(t, int) or isinstance(t, bool) or not 0 <= t < _TOKEN_LIMIT:
-            raise ValueError(f"token ids must be ints in [0, 2**32), got {t!r}")
+def _words(tokens: list[int]) -> bytes:
+    """The tokens as 4-byte big-endian words, each checked once (in C: the types, then
+    the range as they are packed)."""
+    if not isinstance(tokens, list) or not set(map(type, tokens)) <= {int}:
+        raise ValueError("tokens must be a list of ints")
+    try:
+        return struct.pack(f">{len(tokens)}I", *tokens)
+    except struct.error:
+        bad = next(t for t in tokens if not 0 <= t < _TOKEN_LIMIT)
+        raise ValueError(f"token ids must lie in [0, 2**32), got {bad}") from None
 
 
-def _encode(parent: bytes | None, namespace: str, tokens: list[int]) -> bytes:
-    """An injective encoding: a root flag or the length-prefixed parent hash, the
-    length-prefixed namespace, then fixed-width tokens up to the end."""
+def _ns_field(namespace: str) -> bytes:
     ns = namespace.encode("utf-8")
+    return len(ns).to_bytes(8, "big") + ns
+
+
+def _hash_block(parent: bytes | None, ns_field: bytes, words: bytes, hash_fn: HashFn) -> bytes:
+    """``hash_fn`` of an injective encoding: a root flag or the length-prefixed parent
+    hash, the length-prefixed namespace (``_ns_field``), then the block's words."""
     head = b"\x00" if parent is None else b"\x01" + len(parent).to_bytes(8, "big") + parent
-    body = b"".join(t.to_bytes(4, "big") for t in tokens)
-    return head + len(ns).to_bytes(8, "big") + ns + body
-
-
-def _chain(parent: bytes | None, tokens: list[int], start: int, stop: int, block_size: int,
-           namespace: str, hash_fn: HashFn) -> list[bytes]:
-    """Hashes of the full blocks from ``start`` (index) up to ``stop`` (excluded)."""
-    out: list[bytes] = []
-    for i in range(start, stop):
-        parent = hash_fn(_encode(parent, namespace, tokens[i * block_size:(i + 1) * block_size]))
-        out.append(parent)
-    return out
+    return hash_fn(head + ns_field + words)
 
 
 def block_hashes(tokens: list[int], block_size: int, namespace: str = "",
@@ -58,8 +59,12 @@ def block_hashes(tokens: list[int], block_size: int, namespace: str = "",
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")
     if not isinstance(namespace, str):
         raise ValueError(f"namespace must be a str, got {type(namespace).__name__}")
-    _check_tokens(tokens)
-    return _chain(None, tokens, 0, len(tokens) // block_size, block_size, namespace, hash_fn)
+    words, ns, width = _words(tokens), _ns_field(namespace), 4 * block_size
+    out: list[bytes] = []
+    for i in range(len(tokens) // block_size):
+        out.append(_hash_block(out[-1] if out else None, ns, words[i * width:(i + 1) * width],
+                               hash_fn))
+    return out
 
 
 class _Block:
@@ -68,18 +73,18 @@ class _Block:
     def __init__(self) -> None:
         self.ref = 0
         self.hash = b""
-        self.key: tuple[int, str, tuple[int, ...]] | None = None  # set while cached
+        self.key: tuple[int, str, bytes] | None = None  # (parent, namespace, words) if cached
 
 
 class _Request:
-    __slots__ = ("namespace", "tokens", "table", "hashes", "caching")
+    __slots__ = ("namespace", "ns_field", "words", "table", "hashes", "caching")
 
-    def __init__(self, namespace: str, tokens: list[int], table: list[int],
-                 hashes: list[bytes]) -> None:
+    def __init__(self, namespace: str, words: bytes) -> None:
         self.namespace = namespace
-        self.tokens = tokens
-        self.table = table
-        self.hashes = hashes    # hash of every full block so far
+        self.ns_field = _ns_field(namespace)
+        self.words = bytearray(words)   # the tokens so far, 4 bytes each
+        self.table: list[int] = []
+        self.hashes: list[bytes] = []   # hashes of the first full blocks, each made once
         self.caching = True     # False once a block filled with content cached elsewhere
 
 
@@ -97,7 +102,7 @@ class BlockPool:
         self._requests: dict[str, _Request] = {}
 
     # -- the cache ------------------------------------------------------------------
-    def _find(self, h: bytes, key: tuple[int, str, tuple[int, ...]]) -> int | None:
+    def _find(self, h: bytes, key: tuple[int, str, bytes]) -> int | None:
         for b in self._buckets.get(h, ()):
             if self._blocks[b].key == key:
                 return b
@@ -121,25 +126,32 @@ class BlockPool:
         self._blocks[b].ref = 1
         return b
 
-    def _cache_full_blocks(self, req: _Request) -> None:
-        """Hash the request's newly full blocks and cache them, stopping for good at the
-        first one whose content the cache already holds in another block."""
-        bs, done = self._bs, len(req.hashes)
-        full = len(req.tokens) // bs
-        req.hashes += _chain(req.hashes[-1] if req.hashes else None, req.tokens, done, full,
-                             bs, req.namespace, self._hash_fn)
-        for i in range(done, full):
+    def _key(self, req: _Request, i: int, parent: int) -> tuple[int, str, bytes]:
+        """Block ``i``'s exact content: its parent block, the namespace and its words."""
+        width = 4 * self._bs
+        return parent, req.namespace, bytes(req.words[i * width:(i + 1) * width])
+
+    def _block_hash(self, req: _Request, i: int, words: bytes) -> bytes:
+        """Hash of the request's block ``i`` (blocks are hashed in order, each once)."""
+        if i == len(req.hashes):
+            parent = req.hashes[-1] if i else None
+            req.hashes.append(_hash_block(parent, req.ns_field, words, self._hash_fn))
+        return req.hashes[i]
+
+    def _cache_full_blocks(self, req: _Request, start: int) -> None:
+        """Cache the request's full blocks from index ``start`` on, stopping for good at
+        the first one whose content the cache already holds in another block."""
+        for i in range(start, len(req.words) // (4 * self._bs)):
             if not req.caching:
                 return
-            b = req.table[i]
-            key = (req.table[i - 1] if i else _ROOT, req.namespace,
-                   tuple(req.tokens[i * bs:(i + 1) * bs]))
-            if self._find(req.hashes[i], key) is not None:
+            key = self._key(req, i, req.table[i - 1] if i else _ROOT)
+            h = self._block_hash(req, i, key[2])
+            if self._find(h, key) is not None:
                 req.caching = False   # a duplicate: the cache keeps the block it has
                 return
-            block = self._blocks[b]
-            block.hash, block.key = req.hashes[i], key
-            self._buckets.setdefault(block.hash, []).append(b)
+            block = self._blocks[req.table[i]]
+            block.hash, block.key = h, key
+            self._buckets.setdefault(h, []).append(req.table[i])
 
     # -- the API --------------------------------------------------------------------
     def allocate(self, request_id: str, tokens: list[int],
@@ -148,15 +160,14 @@ class BlockPool:
             raise ValueError(f"request {request_id!r} is already running")
         if not isinstance(namespace, str):
             raise ValueError(f"namespace must be a str, got {type(namespace).__name__}")
-        _check_tokens(tokens)
+        req = _Request(namespace, _words(tokens))
         if not tokens:
             raise ValueError("a prompt needs at least one token")
         bs = self._bs
-        hashes = block_hashes(tokens, bs, namespace, self._hash_fn)
         hits: list[int] = []
         for i in range((len(tokens) - 1) // bs):  # the last token is always computed
-            key = (hits[-1] if hits else _ROOT, namespace, tuple(tokens[i * bs:(i + 1) * bs]))
-            b = self._find(hashes[i], key)
+            key = self._key(req, i, hits[-1] if hits else _ROOT)
+            b = self._find(self._block_hash(req, i, key[2]), key)
             if b is None:
                 break
             hits.append(b)
@@ -169,23 +180,23 @@ class BlockPool:
             if self._blocks[b].ref == 0:
                 del self._queue[b]
             self._blocks[b].ref += 1
-        table = hits + [self._take_free() for _ in range(need)]
-        req = _Request(namespace, list(tokens), table, hashes[:len(hits)])
+        req.table = hits + [self._take_free() for _ in range(need)]
         self._requests[request_id] = req
-        self._cache_full_blocks(req)
-        return list(table), len(hits) * bs
+        self._cache_full_blocks(req, len(hits))
+        return list(req.table), len(hits) * bs
 
     def append(self, request_id: str, tokens: list[int]) -> list[int]:
         req = self._requests[request_id]
-        _check_tokens(tokens)
-        need = -(-(len(req.tokens) + len(tokens)) // self._bs) - len(req.table)
+        words = _words(tokens)
+        length = len(req.words) // 4
+        need = -(-(length + len(tokens)) // self._bs) - len(req.table)
         if need > self.num_free_blocks():
             raise OutOfBlocks(f"request {request_id!r} needs {need} new blocks, "
                               f"{self.num_free_blocks()} are free")
         new = [self._take_free() for _ in range(need)]
         req.table += new
-        req.tokens += tokens
-        self._cache_full_blocks(req)
+        req.words += words
+        self._cache_full_blocks(req, length // self._bs)
         return new
 
     def free(self, request_id: str) -> None:

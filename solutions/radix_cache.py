@@ -4,6 +4,11 @@ The tree: each node owns an edge (a run of tokens and their slots), its children
 the first token of their edge, a pin count (how many live leases hold the node) and the
 time it was last used. A lease pins the whole path from the root to its deepest cached
 node, so a pinned node's ancestors are pinned too, and every unpinned node is evictable.
+
+Eviction pops a min-heap of unpinned leaves keyed by last use, kept up to date as nodes
+become unpinned leaves, so a request at capacity pays for what it evicts, not for the whole
+tree. Entries are never removed in place: one goes stale when its node is pinned, used,
+gains a child or leaves the tree, and ``evict`` skips it (lazy invalidation).
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ class RadixCache:
         self._clock = itertools.count(1)
         self._cached = 0
         self._pinned = 0
+        self._heap: list[tuple[int, int, _Node]] = []   # (last_used, tie-break, leaf)
+        self._pushes = itertools.count()
 
     # -- tree walking ---------------------------------------------------------------
     def _match(self, tokens: list[int], limit: int) -> tuple[_Node, int]:
@@ -99,6 +106,7 @@ class RadixCache:
             n.pins += delta
             if n.pins == 0:
                 self._pinned -= len(n.slots)
+                self._offer(n)
 
     def _touch(self, node: _Node) -> None:
         now = next(self._clock)
@@ -212,30 +220,36 @@ class RadixCache:
     def evict(self, num_slots: int) -> int:
         if not isinstance(num_slots, int) or num_slots < 0:
             raise ValueError(f"num_slots must be a non-negative int, got {num_slots!r}")
-        heap = [(n.last_used, id(n), n) for n in self._leaves() if n.pins == 0]
-        heapq.heapify(heap)
         freed = 0
-        while freed < num_slots and heap:
-            _, _, leaf = heapq.heappop(heap)
+        while freed < num_slots and self._heap:
+            last_used, _, leaf = heapq.heappop(self._heap)
+            if not self._evictable_leaf(leaf, last_used):
+                continue    # a stale entry
             parent = leaf.parent
             assert parent is not None
             del parent.children[leaf.tokens[0]]
             self._free.extend(leaf.slots)
             self._cached -= len(leaf.slots)
             freed += len(leaf.slots)
-            if parent is not self._root and not parent.children and parent.pins == 0:
-                heapq.heappush(heap, (parent.last_used, id(parent), parent))
+            self._offer(parent)     # it may have become a leaf
         return freed
 
-    def _leaves(self) -> list[_Node]:
-        out, stack = [], [self._root]
-        while stack:
-            n = stack.pop()
-            if n.children:
-                stack.extend(n.children.values())
-            elif n is not self._root:
-                out.append(n)
-        return out
+    # -- the eviction heap ----------------------------------------------------------
+    def _offer(self, node: _Node) -> None:
+        """Queue ``node`` if it is an unpinned leaf: every such leaf has an entry."""
+        if node.pins or node.children:   # the root is pinned for good
+            return
+        heapq.heappush(self._heap, (node.last_used, next(self._pushes), node))
+        if len(self._heap) > 2 * self._cached + 64:   # mostly stale: rebuild, O(1) amortized
+            live = {id(n): (t, i, n) for t, i, n in self._heap if self._evictable_leaf(n, t)}
+            self._heap = list(live.values())
+            heapq.heapify(self._heap)
+
+    def _evictable_leaf(self, node: _Node, last_used: int) -> bool:
+        """Whether a heap entry still holds: an unpinned leaf in the tree, unused since."""
+        parent = node.parent
+        return (node.pins == 0 and not node.children and node.last_used == last_used
+                and parent is not None and parent.children.get(node.tokens[0]) is node)
 
     def stats(self) -> dict[str, int]:
         leased = self._num_slots - len(self._free) - self._cached

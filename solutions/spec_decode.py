@@ -67,7 +67,7 @@ def verify_sampled(draft: np.ndarray, num_draft: np.ndarray, draft_probs: np.nda
                    target_probs: np.ndarray, u_accept: np.ndarray,
                    u_sample: np.ndarray) -> list[tuple[int, list[int]]]:
     draft, num_draft = _check_batch(draft, num_draft)
-    q, p = np.asarray(draft_probs, dtype=np.float64), np.asarray(target_probs, dtype=np.float64)
+    q, p = np.asarray(draft_probs), np.asarray(target_probs)   # no copies: read in place
     u_accept, u_sample = np.asarray(u_accept, dtype=np.float64), np.asarray(u_sample, np.float64)
     B, K = draft.shape
     if p.ndim != 3 or p.shape[:2] != (B, K + 1) or q.shape != (B, K, p.shape[2]):
@@ -80,21 +80,24 @@ def verify_sampled(draft: np.ndarray, num_draft: np.ndarray, draft_probs: np.nda
     live = np.arange(K) < num_draft[:, None]
     if np.any(live & ((draft < 0) | (draft >= V))):
         raise ValueError(f"draft tokens must lie in 0..{V - 1}")
-    if np.any(p < 0) or np.any(q < 0):
+    if (p.size and p.min() < 0) or (q.size and q.min() < 0):   # one pass each, no temporaries
         raise ValueError("probabilities must be non-negative")
     for u in (u_accept, u_sample):
         if np.any((u < 0) | (u >= 1)):
             raise ValueError("uniforms must lie in [0, 1)")
 
+    # Only what the rule reads is touched: the (B, K) probabilities of the drafts, then one
+    # (B, V) row per request; those are computed in float64 whatever the input dtype.
     d = np.where(live, draft, 0)[..., None]
-    p_d = np.take_along_axis(p[:, :K], d, axis=2)[..., 0]
-    q_d = np.take_along_axis(q, d, axis=2)[..., 0]
+    p_d = np.take_along_axis(p[:, :K], d, axis=2)[..., 0].astype(np.float64)
+    q_d = np.take_along_axis(q, d, axis=2)[..., 0].astype(np.float64)
     accepted = _leading_run((u_accept * q_d < p_d) & live)
 
     rows = np.arange(B)
-    p_at = p[rows, accepted]
+    p_at = p[rows, accepted].astype(np.float64)
     if K > 0:
-        residual = np.maximum(p_at - q[rows, np.minimum(accepted, K - 1)], 0.0)
+        q_at = q[rows, np.minimum(accepted, K - 1)].astype(np.float64)
+        residual = np.maximum(p_at - q_at, 0.0)
     else:
         residual = p_at
     rejected = accepted < num_draft

@@ -1,9 +1,11 @@
 """Reference solution for stream_detok: a streaming detokenizer with stop strings.
 
-Small state makes every push cost O(new bytes) (times the stop strings' total length, a
-constant): the standard incremental UTF-8 decoder keeps an incomplete character's bytes;
-``_tail`` keeps the last ``len(longest stop) - 1`` decoded characters, the only old text a
-new stop can start in; ``_held`` is the end of it not yet sent. Nothing older matters.
+Small state makes every push cost O(new text + longest stop): the standard incremental
+UTF-8 decoder keeps an incomplete character's bytes; ``_tail`` keeps the last
+``len(longest stop) - 1`` decoded characters, the only old text a new stop can start in;
+``_held`` is the end of it not yet sent. Nothing older matters. A stop that completes, and
+an end that could still grow into one, both start at a stop's first character: a push tries
+only those places (few in ordinary text), with a set of every proper prefix of every stop.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ class StreamDetokenizer:
         self._include = bool(include_stop)
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._longest = max((len(s) for s in stops), default=0)
+        self._prefixes = {s[:k] for s in stops for k in range(1, len(s))}
+        self._by_first: dict[str, list[str]] = {}
+        for s in stops:
+            self._by_first.setdefault(s[0], []).append(s)
         self._tail = ""    # the last len(longest stop) - 1 decoded characters, sent or not
         self._held = ""    # the end of _tail not sent yet
         self._matched: str | None = None
@@ -70,30 +76,34 @@ class StreamDetokenizer:
         window = self._tail + text
         old = len(self._tail)
         sent = old - len(self._held)  # window[:sent] has gone to the client already
-        # The first stop to complete: earliest end, then earliest start. It ends inside the
-        # new text (none is complete in the tail) but may start in the tail, even in its
-        # sent part when include_stop holds nothing back.
-        best: tuple[int, int, str] | None = None
-        for s in self._stops:
-            start = window.find(s, max(0, old - len(s) + 1))
-            if start >= 0 and (best is None or (start + len(s), start) < best[:2]):
-                best = (start + len(s), start, s)
-        if best is not None:
-            end, start, self._matched = best
+        stop, start, hold = self._scan(window, old)
+        if stop is not None:
+            self._matched = stop
             self._tail = self._held = ""
+            end = start + len(stop)
             return window[sent:end] if self._include else window[sent:max(sent, start)]
-        keep = 0 if (final or self._include) else self._longest_stop_prefix_suffix(window)
-        cut = len(window) - keep
+        cut = len(window) if (final or self._include) else hold
         self._held = window[cut:]
         self._tail = window[-(self._longest - 1):] if self._longest > 1 else ""
         return window[sent:cut]
 
-    def _longest_stop_prefix_suffix(self, window: str) -> int:
-        """Length of the longest end of ``window`` that is a proper prefix of a stop."""
-        best = 0
-        for s in self._stops:
-            for k in range(min(len(s) - 1, len(window)), best, -1):
-                if window.endswith(s[:k]):
-                    best = k
-                    break
-        return best
+    def _scan(self, window: str, old: int) -> tuple[str | None, int, int]:
+        """(the first stop to complete, where it starts), or (None, 0); then where the
+        longest end of ``window`` that is a proper prefix of a stop starts.
+
+        The first stop to complete has the earliest end, then the earliest start. It ends in
+        the new text (the tail holds no complete stop) but may start in the tail, even in its
+        sent part when include_stop holds nothing back. Places before ``old - longest + 1``
+        can start neither a stop that ends in the new text nor a held-back end."""
+        best: tuple[int, int, str] | None = None
+        hold = len(window)
+        for first, stops in self._by_first.items():
+            i = window.find(first, max(0, old - self._longest + 1))
+            while i >= 0:
+                for s in stops:
+                    if window.startswith(s, i) and (best is None or (i + len(s), i) < best[:2]):
+                        best = (i + len(s), i, s)
+                if i < hold and len(window) - i < self._longest and window[i:] in self._prefixes:
+                    hold = i
+                i = window.find(first, i + 1)
+        return (best[2], best[1], hold) if best is not None else (None, 0, hold)
