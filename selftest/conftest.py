@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from typing import Any
+
+from graders import candidate_tests
 
 # (name prefix, rank): lower runs earlier; each a test of minutes' worth of grades
 _FIRST = (("test_independent_solutions_score_full_marks", 0),
@@ -19,3 +24,22 @@ def _rank(item: Any) -> int:
 
 def pytest_collection_modifyitems(items: list[Any]) -> None:
     items.sort(key=_rank)   # stable: the order within a rank is the collection's
+
+
+def pytest_configure(config: Any) -> None:
+    """The suite grades each correct solution in both modes, and both run the same
+    candidate-written tests in the same sandbox: a run of the same prepared folder is kept
+    for the session (graders/candidate_tests.py, ``KATA_CANDIDATE_RUN_CACHE``). Set once,
+    by the controlling process, before xdist starts its workers (they inherit it)."""
+    if hasattr(config, "workerinput") or os.environ.get(candidate_tests.CACHE_ENV):
+        return
+    folder = tempfile.mkdtemp(prefix="kata-candidate-runs-")
+    os.environ[candidate_tests.CACHE_ENV] = folder
+    config._kata_run_cache = folder
+
+
+def pytest_unconfigure(config: Any) -> None:
+    folder = getattr(config, "_kata_run_cache", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(candidate_tests.CACHE_ENV, None)

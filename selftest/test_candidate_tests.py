@@ -28,6 +28,39 @@ TRACES = [Path("/tmp/PWNED-BY-SUBMISSION"), Path("/tmp/READ-HIDDEN-BY-SUBMISSION
 TARGETS = [grading.REFERENCE, *grading.BOUND_BREAKERS]
 
 
+@pytest.fixture(autouse=True)
+def _no_run_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about runs themselves: none comes from the suite's cache."""
+    monkeypatch.delenv(candidate_tests.CACHE_ENV, raising=False)
+
+
+def test_the_suites_cache_keeps_a_run_of_the_same_folder_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With KATA_CANDIDATE_RUN_CACHE (the project's suite only), a run of exactly the same
+    prepared folder and command is answered from the cache; any other byte runs anew."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv(candidate_tests.CACHE_ENV, str(cache))
+    test_file = catalog.SOLUTIONS_DIR / "token_bucket" / "test_token_bucket_bound.py"
+    reference = grading._target_file(grading.REFERENCE)
+    first = candidate_tests.run("token_bucket", test_file, reference, profile="kata",
+                                sandboxed=False)
+    assert first.passed, first.output[-2000:]
+    (kept,) = list(cache.iterdir())
+    kept.write_text(kept.read_text().replace('"rc": 0', '"rc": 5'))   # mark the entry
+    again = candidate_tests.run("token_bucket", test_file, reference, profile="kata",
+                                sandboxed=False)
+    assert again.returncode == 5, "the same folder and command must come from the cache"
+    broken = grading._target_file("refund_twice")
+    other = candidate_tests.run("token_bucket", test_file, broken, profile="kata",
+                                sandboxed=False)
+    assert other.caught and len(list(cache.iterdir())) == 2, "another target must run anew"
+    monkeypatch.delenv(candidate_tests.CACHE_ENV)
+    fresh = candidate_tests.run("token_bucket", test_file, reference, profile="kata",
+                                sandboxed=False)
+    assert fresh.passed, "without the variable nothing comes from the cache"
+
+
 def full_sandbox() -> bool:
     caps = sandbox.capabilities()
     return caps.separate_uid and caps.mount_namespace
