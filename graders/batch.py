@@ -118,7 +118,8 @@ def grade_folder(kata_name: str, folder: Path, out: Path, jobs: int,
                  per_test_timeout: float = grade.PER_TEST_TIMEOUT_S,
                  isolate: bool = True, hidden_visibility: str = "hidden",
                  rubric: str | None = None, include_hidden: bool = True,
-                 require_isolation: bool = False) -> list[dict[str, str]]:
+                 require_isolation: bool = False,
+                 profile: str | None = None) -> list[dict[str, str]]:
     """Grade every entry (of one shard); raises BatchError, before grading, for names
     that ``check_names`` refuses. summary.csv is written even if grading stops early."""
     kata = catalog.load(kata_name)
@@ -135,7 +136,7 @@ def grade_folder(kata_name: str, folder: Path, out: Path, jobs: int,
         try:
             g = grade.run(kata_name, str(path), seed=seed, per_test_timeout=per_test_timeout,
                           isolate=isolate, rubric=rubric, include_hidden=include_hidden,
-                          require_isolation=require_isolation)
+                          require_isolation=require_isolation, profile=profile)
             grade.write_reports(g, out / path.name, hidden_visibility)
             row.update(score=str(g.score), max_score=str(g.max_score),
                        restarts=str(g.restarts), errors="")

@@ -828,7 +828,8 @@ def main(argv: list[str] | None = None) -> int:
                                       isolate=not args.in_process,
                                       hidden_visibility=args.hidden_visibility,
                                       rubric=args.rubric,
-                                      require_isolation=args.require_isolation)
+                                      require_isolation=args.require_isolation,
+                                      profile=args.profile)
         except batch.BatchError as exc:
             print(f"grade: {exc}", file=sys.stderr)
             return 2

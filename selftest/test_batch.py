@@ -4,6 +4,7 @@ entry names that must not be able to damage each other's reports."""
 from __future__ import annotations
 
 import csv
+import json
 import dataclasses
 import shutil
 import subprocess
@@ -139,7 +140,7 @@ def test_grade_a_folder_in_two_shards_and_merge(tmp_path: Path) -> None:
     for shard in ("0/2", "1/2"):
         out = tmp_path / f"out-{shard[0]}"
         proc = grade_cli(subs, out, "--jobs", "2", "--shard", shard, "--rubric",
-                         "edge_split,atomic_failure")
+                         "edge_split,atomic_failure", "--profile", "smoke")
         assert proc.returncode == 0, proc.stderr[-2000:]
         outs.append(out / "summary.csv")
     merged = batch.merge(outs)
@@ -152,3 +153,5 @@ def test_grade_a_folder_in_two_shards_and_merge(tmp_path: Path) -> None:
     assert rows["carol"]["rubric.edge_split"] == str(kata.item("edge_split").points)
     for out, name in ((tmp_path / "out-0", "alice.py"), (tmp_path / "out-1", "bob.py")):
         assert (out / name / "results.json").is_file() and (out / name / "junit.xml").is_file()
+        data = json.loads((out / name / "results.json").read_text())
+        assert data["extra_data"]["hypothesis_profile"] == "smoke", "--profile reaches a batch"
