@@ -43,20 +43,20 @@ def test_the_suites_cache_keeps_a_run_of_the_same_folder_only(
     monkeypatch.setenv(candidate_tests.CACHE_ENV, str(cache))
     test_file = catalog.SOLUTIONS_DIR / "token_bucket" / "test_token_bucket_bound.py"
     reference = grading._target_file(grading.REFERENCE)
-    first = candidate_tests.run("token_bucket", test_file, reference, profile="kata",
+    first = candidate_tests.run("token_bucket", test_file, reference, profile="selftest",
                                 sandboxed=False)
     assert first.passed, first.output[-2000:]
     (kept,) = list(cache.iterdir())
     kept.write_text(kept.read_text().replace('"rc": 0', '"rc": 5'))   # mark the entry
-    again = candidate_tests.run("token_bucket", test_file, reference, profile="kata",
+    again = candidate_tests.run("token_bucket", test_file, reference, profile="selftest",
                                 sandboxed=False)
     assert again.returncode == 5, "the same folder and command must come from the cache"
     broken = grading._target_file("refund_twice")
-    other = candidate_tests.run("token_bucket", test_file, broken, profile="kata",
+    other = candidate_tests.run("token_bucket", test_file, broken, profile="selftest",
                                 sandboxed=False)
     assert other.caught and len(list(cache.iterdir())) == 2, "another target must run anew"
     monkeypatch.delenv(candidate_tests.CACHE_ENV)
-    fresh = candidate_tests.run("token_bucket", test_file, reference, profile="kata",
+    fresh = candidate_tests.run("token_bucket", test_file, reference, profile="selftest",
                                 sandboxed=False)
     assert fresh.passed, "without the variable nothing comes from the cache"
 
