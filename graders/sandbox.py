@@ -1077,7 +1077,8 @@ class Zygote:
             with open(self.output_path, "wb") as out:
                 self.proc, _ = _spawn(
                     self.caps, [str(self.scratch / "_kata_worker.py"), "zygote",
-                                str(theirs.fileno()), str(target), module_name]
+                                str(theirs.fileno()), str(target), module_name,
+                                str(_child_uid(uid_base, 0))]   # the compile child's uid
                     + (["read-only"] if read_only else []),
                     self.scratch, limits, env=_worker_env(self.scratch), out=out,
                     pass_fds=(theirs.fileno(),), uid=None, script=True)

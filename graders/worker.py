@@ -7,7 +7,7 @@ in a table and sends back plain data or handles (graders/wire.py). Everything it
 only data: the trusted side decodes it strictly.
 
 Usage: python -I -B worker.py FD_IN FD_OUT SUBMISSION_PATH MODULE_NAME [read-only]
-       python -I -B worker.py zygote CONTROL_FD SUBMISSION_PATH MODULE_NAME [read-only]
+       python -I -B worker.py zygote CONTROL_FD SUBMISSION_PATH MODULE_NAME COMPILE_UID [read-only]
 (the second: a fork server that starts one worker per test; see ``zygote``)
 
 With ``read-only`` every argument of every request is decoded read-only (graders/wire.py:
@@ -22,6 +22,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import time
 import traceback
 from types import ModuleType
 from typing import Any
@@ -97,19 +98,23 @@ class _ImportFailed(Exception):
     pass
 
 
-# The fork server compiles the submission's files once; each worker then takes the code
-# instead of compiling the same text again (about 4 ms of a worker's 7 ms of CPU).
+# The submission's files are compiled once per sandbox, by a child of the fork server that
+# has dropped to a uid of its own; each worker then takes the code instead of compiling the
+# same text again (about 4 ms of a worker's 7 ms of CPU). The fork server holds only the
+# child's bytes, never parsed there: only workers, which run submission code anyway, load
+# them (``_use_compiled``).
 _compiled: dict[str, tuple[int, int, Any]] = {}   # path -> (mtime_ns, size, code object)
 PRECOMPILE_FILES = 200
-PRECOMPILE_BYTES = 2 << 20
+PRECOMPILE_BYTES = 2 << 20          # of source
+PRECOMPILED_BYTES = 8 << 20         # of marshalled code the fork server takes
+PRECOMPILE_SECONDS = 10.0
 
 
-def _precompile(path: str) -> None:
+def _precompile(path: str) -> dict[str, tuple[int, int, Any]]:
     """Compile, never run, the submission's Python files (the module, or every ``.py`` under
     the package that ``path`` opens), as importlib would: ``compile`` of the bytes with the
-    file's path as its name, nothing inherited. Only text is read and bytecode made; nothing
-    of the submission executes. A file that does not compile is left to each worker, which
-    compiles it itself and reports the error as before."""
+    file's path as its name, nothing inherited. A file that does not compile is left to
+    each worker, which compiles it itself and reports the error as before."""
     if os.path.basename(path) == "__init__.py":
         top = os.path.dirname(path)
         files = sorted(os.path.join(root, f) for root, _, names in os.walk(top)
@@ -117,6 +122,7 @@ def _precompile(path: str) -> None:
     else:
         files = [path]
     budget = PRECOMPILE_BYTES
+    out: dict[str, tuple[int, int, Any]] = {}
     for file in files:
         try:
             st = os.stat(file, follow_symlinks=False)
@@ -127,16 +133,77 @@ def _precompile(path: str) -> None:
             if len(data) != st.st_size:
                 continue
             budget -= len(data)
-            code = compile(data, file, "exec", dont_inherit=True)
+            out[file] = (st.st_mtime_ns, st.st_size,
+                         compile(data, file, "exec", dont_inherit=True))
         except (Exception, RecursionError):   # noqa: BLE001 - the worker reports it
             continue
-        _compiled[file] = (st.st_mtime_ns, st.st_size, code)
+    return out
 
 
-def _use_compiled() -> None:
-    """Make importlib take a precompiled code object for a file that is unchanged since."""
+def _compile_in_child(path: str, uid: int) -> bytes:
+    """The marshalled result of ``_precompile``, made by a forked child that first drops to
+    ``uid`` (no capability left), may not fork, and has a few CPU seconds; b"" when it
+    fails or is late. The caller (the fork server) keeps the bytes as they are."""
+    import marshal
+    import resource
+    import select
+    import signal
+
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            os.close(read_fd)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            if os.getuid() != uid or os.geteuid() != uid:
+                os._exit(71)
+            resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
+            resource.setrlimit(resource.RLIMIT_CPU, (5, 5))
+            data = marshal.dumps(_precompile(path))
+            with os.fdopen(write_fd, "wb") as pipe:
+                pipe.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    chunks: list[bytes] = []
+    size = 0
+    deadline = time.monotonic() + PRECOMPILE_SECONDS
+    try:
+        while size <= PRECOMPILED_BYTES:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_fd], [], [], left)[0]:
+                return b""   # late: the child ends by its CPU limit; the reaper reports it
+            chunk = os.read(read_fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(read_fd)
+    _, status = os.waitpid(pid, 0)
+    if size > PRECOMPILED_BYTES or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        return b""
+    return b"".join(chunks)
+
+
+def _use_compiled(blob: bytes) -> None:
+    """In a worker: load the compile child's code objects, and make importlib take the one
+    for a file that is unchanged since (anything else is compiled as usual)."""
+    import marshal
     from importlib.machinery import SourceFileLoader
 
+    try:
+        loaded = marshal.loads(blob) if blob else {}
+    except (ValueError, EOFError, TypeError):
+        return
+    if not isinstance(loaded, dict):
+        return
+    _compiled.update(loaded)
     original = SourceFileLoader.get_code
 
     def get_code(self: Any, fullname: str) -> Any:
@@ -146,7 +213,7 @@ def _use_compiled() -> None:
                 st = os.stat(self.path, follow_symlinks=False)
             except OSError:
                 st = None
-            if st is not None and (st.st_mtime_ns, st.st_size) == entry[:2]:
+            if st is not None and (st.st_mtime_ns, st.st_size) == tuple(entry[:2]):
                 return entry[2]
         return original(self, fullname)
 
@@ -242,10 +309,11 @@ def serve(fd_in: int, fd_out: int, path: str, name: str) -> None:
             wire.send(out, {"error": _error(exc)})
 
 
-def zygote(ctrl_fd: int, path: str, name: str) -> None:
-    """The fork server (graders/sandbox.py ``Zygote``): it never runs the submission. It
-    imports what every worker needs once and compiles the submission's source (text to
-    bytecode, nothing executed: ``_precompile``), then, for each request of the trusted side
+def zygote(ctrl_fd: int, path: str, name: str, compile_uid: int) -> None:
+    """The fork server (graders/sandbox.py ``Zygote``): it never loads the submission. It
+    imports what every worker needs once, has the submission's files compiled by a child
+    under ``compile_uid`` (``_compile_in_child``: it keeps the bytes, unread), then, for
+    each request of the trusted side
     (a uid, a process limit, a folder, and three descriptors: requests, replies, output),
     forks a worker that takes that uid (dropping every capability) before it runs any
     submission code, and reports the worker's pid; it reports each worker's exit status
@@ -267,8 +335,7 @@ def zygote(ctrl_fd: int, path: str, name: str) -> None:
             importlib.import_module(module)
         except ImportError:
             pass
-    _precompile(path)
-    _use_compiled()
+    compiled = _compile_in_child(path, compile_uid)
     ctrl = socket.socket(fileno=ctrl_fd)
     ctrl.send(b"R" + struct.pack("!i", os.getpid()))
     while True:
@@ -308,6 +375,7 @@ def zygote(ctrl_fd: int, path: str, name: str) -> None:
                 resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
                 os.chdir(folder)
                 os.environ.update(HOME=folder, TMPDIR=folder)
+                _use_compiled(compiled)
                 serve(req, rep, path, name)
                 code = 0
             finally:
@@ -325,7 +393,8 @@ def main() -> None:
     global _read_only
     _read_only = sys.argv[5:6] == ["read-only"]
     if sys.argv[1] == "zygote":
-        zygote(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+        _read_only = sys.argv[6:7] == ["read-only"]
+        zygote(int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]))
         return
     serve(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4])
 

@@ -455,9 +455,10 @@ def probe():
 
 @pytest.mark.skipif(not LINUX, reason="Linux sandbox")
 def test_forked_workers_run_the_code_the_zygote_compiled(tmp_path: Path) -> None:
-    """The zygote compiles a package submission's files once (never running them) and each
-    worker runs those code objects; a file that does not compile is left to the worker,
-    whose import reports the error as before."""
+    """A package submission's files are compiled once per sandbox (by a child of the zygote
+    under a uid of its own, never running them) and each worker runs those code objects; a
+    file that does not compile is left to the worker, whose import reports the error as
+    before."""
     if not sandbox.Zygote.usable(sandbox.capabilities()):
         pytest.skip("workers are not forked by a zygote here (needs bwrap as root)")
     pkg = tmp_path / "radix_cache"
