@@ -747,13 +747,16 @@ def _source(submission: Path) -> Path:
     return submission.parent if submission.name == "__init__.py" else submission
 
 
-def copy_submission(submission: Path, dest: Path | None, root: Path | None = None) -> None:
+def copy_submission(submission: Path, dest: Path | None, root: Path | None = None,
+                    check_links: bool = True) -> None:
     """Copy the submission (``submission`` is the file the worker loads; a package's whole
     folder is copied) to ``dest``; with ``dest`` None, only check it. Symbolic links, hard
     links to files outside it, devices, FIFOs and sockets are refused (UnsafeSubmission,
     naming the path). Nothing is followed: every entry is opened with O_NOFOLLOW relative
     to its folder, from ``root`` (the path the grader was given, trusted up to there)
-    down, so a link swapped in after a check cannot pull in a file from elsewhere."""
+    down, so a link swapped in after a check cannot pull in a file from elsewhere. The
+    project's own reference (``check_links`` False) is copied whatever other names its
+    files have: a hard link made to it elsewhere must not stop the baseline."""
     src = _source(submission)
     root = src if root is None else root
     try:
@@ -775,7 +778,8 @@ def copy_submission(submission: Path, dest: Path | None, root: Path | None = Non
     finally:
         for fd in fds:
             os.close(fd)
-    walker.check_links()
+    if check_links:
+        walker.check_links()
 
 
 def _spec_root() -> Path | None:
@@ -805,11 +809,11 @@ def _prepare_scratch(submission: Path, trusted_copy: bool) -> tuple[Path, Path]:
                             ignore=shutil.ignore_patterns("__pycache__"))
             (dest / "__init__.py").write_text("")
         if submission.name == "__init__.py":
-            copy_submission(submission, scratch / "submission", root)
+            copy_submission(submission, scratch / "submission", root, not trusted_copy)
             target = scratch / "submission" / "__init__.py"
         else:
             target = scratch / "submission.py"
-            copy_submission(submission, target, root)
+            copy_submission(submission, target, root, not trusted_copy)
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise

@@ -122,20 +122,27 @@ def test_a_single_file_that_is_a_link_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("isolate", [True, False])
 def test_a_hard_link_to_the_reference_scores_nothing(tmp_path: Path, isolate: bool) -> None:
     """The hard-link variant of graders/hostile/radix_cache/symlink_reference (git cannot
-    store a hard link, so it is built here), against its honest baseline."""
+    store a hard link, so it is built here), against its honest baseline. The link goes to
+    a copy of the reference beside the attack, on the same file system: a second name for
+    the real solutions/radix_cache.py would refuse, for as long as it lasts, every other
+    grade that copies that file as a submission (the suite runs in parallel), and the
+    refusal is the same for any file outside the submission."""
     base = catalog.ROOT / ".nox" / "sandbox"   # the reference's file system
     base.mkdir(parents=True, exist_ok=True)
     attack = base / f"hardlink-{os.getpid()}-{isolate}"
     shutil.rmtree(attack, ignore_errors=True)
+    outside = base / f"hardlink-{os.getpid()}-{isolate}-reference.py"
     try:
         honest = HOSTILE / "honest" / "symlink_reference"
         shutil.copytree(honest, attack)
         (attack / "impl.py").unlink()
-        os.link(REFERENCE, attack / "impl.py")
+        shutil.copy(REFERENCE, outside)
+        os.link(outside, attack / "impl.py")
         g = grade.run("radix_cache", str(attack), include_hidden=False, isolate=isolate)
         h = grade.run("radix_cache", str(honest), include_hidden=False, isolate=isolate)
     finally:
         shutil.rmtree(attack, ignore_errors=True)
+        outside.unlink(missing_ok=True)
     assert g.score <= h.score == 0
     assert g.tests and all(t.outcome == "failed" and "hard link" in t.message
                            and str(attack / "impl.py") in t.message for t in g.tests)
@@ -477,3 +484,25 @@ def test_forked_workers_run_the_code_the_zygote_compiled(tmp_path: Path) -> None
     for got in seen:
         assert got == {"files": ["__init__.py", "helper.py"], "mine": True, "theirs": True,
                        "broken": "SyntaxError", "value": 42}, got
+
+
+def test_a_second_name_for_the_reference_does_not_stop_its_baseline(tmp_path: Path) -> None:
+    """The reference's worker (a baseline of a growth check) copies solutions/ whatever other
+    names its file has; a submission holding such a link is still refused."""
+    base = catalog.ROOT / ".nox" / "sandbox"
+    base.mkdir(parents=True, exist_ok=True)
+    source = base / f"second-name-{os.getpid()}.py"
+    shutil.copy(REFERENCE, source)
+    extra = base / f"second-name-{os.getpid()}-link.py"
+    os.link(source, extra)
+    try:
+        scratch, target = sandbox._prepare_scratch(source, trusted_copy=True)
+        try:
+            assert target.read_bytes() == REFERENCE.read_bytes()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        with pytest.raises(sandbox.UnsafeSubmission, match="hard link"):
+            sandbox.copy_submission(source, None, base)
+    finally:
+        source.unlink(missing_ok=True)
+        extra.unlink(missing_ok=True)
