@@ -286,6 +286,10 @@ def _check_visibility(name: str, g: grade.Grade, tmp: Path) -> None:
         assert not leaked, f"{name}: hidden detail in a visible entry: {leaked[:3]}"
 
 
+# one xdist worker runs every attack, one at a time: each checks that no process holding
+# the leave_children attack's marker is left, which another attack running beside it would
+# fail (the same group as test_candidate_tests' hostile cases)
+@pytest.mark.xdist_group("hostile")
 @pytest.mark.parametrize(("kata", "name"), CASES)
 def test_attack_scores_no_more_than_its_baseline(kata: str, name: str, tmp_path: Path) -> None:
     path = attack_path(kata, name)
