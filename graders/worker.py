@@ -140,6 +140,22 @@ def _precompile(path: str) -> dict[str, tuple[int, int, Any]]:
     return out
 
 
+def _become(uid: int, nproc: int) -> None:
+    """In a child of the fork server: take ``uid`` (every capability goes with root's uid),
+    at most ``nproc`` processes under it, the default SIGCHLD; exit 71 if the uid did not
+    take."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    if os.getuid() != uid or os.geteuid() != uid:
+        os._exit(71)
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+
 def _compile_in_child(path: str, uid: int) -> bytes:
     """The marshalled result of ``_precompile``, made by a forked child that first drops to
     ``uid`` (no capability left), may not fork, and has a few CPU seconds; b"" when it
@@ -147,7 +163,6 @@ def _compile_in_child(path: str, uid: int) -> bytes:
     import marshal
     import resource
     import select
-    import signal
 
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -155,13 +170,7 @@ def _compile_in_child(path: str, uid: int) -> bytes:
         code = 70
         try:
             os.close(read_fd)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            if os.getuid() != uid or os.geteuid() != uid:
-                os._exit(71)
-            resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
+            _become(uid, 1)
             resource.setrlimit(resource.RLIMIT_CPU, (5, 5))
             data = marshal.dumps(_precompile(path))
             with os.fdopen(write_fd, "wb") as pipe:
@@ -319,9 +328,7 @@ def zygote(ctrl_fd: int, path: str, name: str, compile_uid: int) -> None:
     submission code, and reports the worker's pid; it reports each worker's exit status
     when it reaps it. Workers run under uids of their own, so no worker can signal, trace
     or read this process."""
-    import resource
     import select
-    import signal
     import socket
     import struct
 
@@ -366,13 +373,7 @@ def zygote(ctrl_fd: int, path: str, name: str, compile_uid: int) -> None:
                 os.dup2(out, 1)
                 os.dup2(out, 2)
                 os.close(out)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-                if os.getuid() != uid or os.geteuid() != uid:
-                    os._exit(71)
-                resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+                _become(uid, nproc)
                 os.chdir(folder)
                 os.environ.update(HOME=folder, TMPDIR=folder)
                 _use_compiled(compiled)
