@@ -245,8 +245,9 @@ def tests(session: nox.Session) -> None:
                 external=True, env=_env())
     # one worker per core, and one more: a test mostly waits on its child processes (the
     # grade's pytest, the sandboxed worker, each waiting on the other in turn, and real
-    # timeouts), so a worker keeps well under a core busy. Measured on 2 quiet cores:
-    # -n 2, 373 s; -n 3, 277 s (python -m pytest selftest -n N --dist loadgroup).
+    # timeouts), so a worker keeps well under a core busy. On 2 cores, nearly the same
+    # code: -n 2, 373 s; -n 3, 277 s an hour later (python -m pytest selftest -n N
+    # --dist loadgroup).
     workers = str((os.cpu_count() or 1) + 1)
     session.run(python, "-m", "pytest", "selftest", "-q", "-n", workers, "--dist", "loadgroup",
                 *session.posargs, external=True, env=_env())
