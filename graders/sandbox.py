@@ -1058,7 +1058,9 @@ class Zygote:
     nothing but the right to change uid (bwrap keeps only CAP_SETUID and CAP_SETGID). It
     never loads the submission. For each test it forks a worker, which takes a uid of its
     own (dropping every capability) before any submission code runs, in a folder of its
-    own, the only place it can write besides the sandbox's /tmp. So a worker cannot signal,
+    own on the sandbox's /tmp (a small tmpfs), the only place it can write. The submission's
+    files are compiled once, by a child that first drops to a uid of its own; the zygote
+    keeps the marshalled code unread and each worker loads it. So a worker cannot signal,
     trace or read the zygote, nor any earlier or later worker (each has another uid), and
     when a worker is ended, every process under its uid is killed, its folder removed and
     /tmp emptied from outside, before the next one starts. Used where bwrap runs as root
