@@ -70,18 +70,18 @@ def _ensure_env(session: nox.Session, extras: tuple[str, ...] = ("dev",)) -> str
     uv = shutil.which("uv")
     if not Path(python).exists():
         if uv:
-            session.run(uv, "venv", "--seed", "--quiet", "--python", sys.executable,
+            session.run_install(uv, "venv", "--seed", "--quiet", "--python", sys.executable,
                         str(ENV_DIR), external=True)
         else:
-            session.run(sys.executable, "-m", "venv", str(ENV_DIR), external=True)
+            session.run_install(sys.executable, "-m", "venv", str(ENV_DIR), external=True)
     plain = [r for r in reqs if not r.startswith("torch")]
     torch = [r for r in reqs if r.startswith("torch")]
     if uv:
-        session.run(uv, "pip", "install", "--quiet", "--python", python, *plain, external=True)
+        session.run_install(uv, "pip", "install", "--quiet", "--python", python, *plain, external=True)
     else:
-        session.run(python, "-m", "pip", "install", "--quiet", *plain, external=True)
+        session.run_install(python, "-m", "pip", "install", "--quiet", *plain, external=True)
     if torch:  # pip, not uv: pip's configuration here finds the CPU build on local disk
-        session.run(python, "-m", "pip", "install", "--quiet", *torch, external=True)
+        session.run_install(python, "-m", "pip", "install", "--quiet", *torch, external=True)
     STAMP.write_text(f"{','.join(sorted(wanted))}\n{digest}")
     return python
 
