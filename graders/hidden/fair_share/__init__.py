@@ -1,0 +1,1 @@
+"""Hidden tests for the fair_share kata."""

@@ -1,0 +1,1 @@
+"""Public tests for the fair_share kata."""
