@@ -77,7 +77,7 @@ def test_prompt_example_call_by_call():
 
 @pytest.mark.rubric("deficit_counter")
 def test_cost_is_token_weighted():
-    """Rule: Visits"""
+    """Rule: Costs"""
     fs = fs_mod.FairShare(3, 20, 100)
     assert fs.enqueue("t", "r", 10, 2) == 3 * 10 + 20 * 2
 

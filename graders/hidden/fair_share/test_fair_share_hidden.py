@@ -239,3 +239,35 @@ def test_idle_tenant_gets_no_quantum() -> None:
     fs.enqueue("idle", "i2", 6, 0)
     assert [r[1] for r in drain(fs)] == ["b9", "i2"], (
         "the returning tenant starts at deficit 0 behind the waiting tenant")
+
+
+# -- visits, exactly ---------------------------------------------------------------------
+
+@pytest.mark.rubric("deficit_counter")
+def test_one_quantum_per_visit_not_per_call() -> None:
+    """Rule: Visits"""
+    fs = fs_mod.FairShare(1, 1, 10)
+    for i in range(3):
+        fs.enqueue("a", f"a{i}", 3, 0)
+    fs.enqueue("b", "b0", 3, 0)
+    deficits = []
+    for _ in range(3):
+        assert fs.next_request()[0] == "a", "a's visit of 10 covers its three requests of 3"
+        deficits.append(fs.stats()["a"]["deficit"])
+    assert deficits == [7, 4, 0], (
+        f"one quantum when the visit starts, then 10 - 3 - 3 (- 3, emptied: 0); got {deficits}")
+    assert tuple(fs.next_request()) == ("b", "b0", 3)
+
+
+@pytest.mark.rubric("deficit_counter")
+def test_visit_ends_in_the_call_that_served() -> None:
+    """Rules: Visits; The round"""
+    fs = fs_mod.FairShare(1, 1, 4)
+    fs.enqueue("a", "a1", 3, 0)
+    fs.enqueue("a", "a2", 3, 0)
+    assert tuple(fs.next_request()) == ("a", "a1", 3)
+    # a's visit ended in that call (3 > 1 left): a went to the tail of the round, alone.
+    fs.enqueue("b", "b1", 1, 0)                    # b joins behind a
+    assert tuple(fs.next_request()) == ("a", "a2", 3), (
+        "a was already at the tail when b arrived, so a's next visit comes first")
+    assert tuple(fs.next_request()) == ("b", "b1", 1)

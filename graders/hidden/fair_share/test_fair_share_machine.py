@@ -71,13 +71,14 @@ class FairMachine(RuleBasedStateMachine):
         return (f"FairShare({self.wp}, {self.wd}, {self.quantum}); calls so far: "
                 + "; ".join(self.log[-14:]))
 
-    @initialize(wp=st.integers(1, 3), wd=st.integers(1, 4), quantum=st.sampled_from([1, 3, 4, 6]))
+    @initialize(wp=st.integers(1, 3), wd=st.integers(1, 4), quantum=st.sampled_from([1, 4, 7, 20]))
     def start(self, wp: int, wd: int, quantum: int) -> None:
         self.wp, self.wd, self.quantum = wp, wd, quantum
         self.fs = fs_mod.FairShare(wp, wd, quantum)
         self.model = DRR(quantum)
 
-    @rule(tenant=TENANTS, p=st.integers(0, 9), d=st.integers(0, 4), burst=st.integers(1, 3))
+    @rule(tenant=TENANTS, p=st.one_of(st.integers(0, 2), st.integers(0, 12)), d=st.integers(0, 4),
+          burst=st.integers(1, 3))
     def enqueue(self, tenant: str, p: int, d: int, burst: int) -> None:
         if p + d == 0:
             p = 1
