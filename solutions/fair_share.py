@@ -57,8 +57,10 @@ def request_fair_share(w_prefill: float, w_decode: float,
     if not isinstance(requests, dict) or not requests:
         raise ValueError("requests must be a non-empty dict")
     cost = {}
-    for tenant, (p, n) in requests.items():
-        cost[tenant] = _request_cost(wp, wd, p, n)
+    for tenant, tokens in requests.items():
+        if not isinstance(tokens, (tuple, list)) or len(tokens) != 2:
+            raise ValueError(f"{tenant!r}: expected (prefill_tokens, decode_tokens), got {tokens!r}")
+        cost[tenant] = _request_cost(wp, wd, *tokens)
     total = sum(cost.values())
     return {tenant: c / total for tenant, c in cost.items()}
 
