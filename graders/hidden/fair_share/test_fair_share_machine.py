@@ -63,6 +63,7 @@ class FairMachine(RuleBasedStateMachine):
         self.n = 0
         self.wp = self.wd = self.quantum = 1
         self.log: list[str] = []
+        self.served: list[str] = []
 
     def backlogged(self) -> set[str]:
         return {t for t, q in self.queues.items() if q}
@@ -78,13 +79,20 @@ class FairMachine(RuleBasedStateMachine):
         self.model = DRR(quantum)
 
     @rule(tenant=TENANTS, p=st.one_of(st.integers(0, 2), st.integers(0, 12)), d=st.integers(0, 4),
-          burst=st.integers(1, 3))
-    def enqueue(self, tenant: str, p: int, d: int, burst: int) -> None:
+          burst=st.integers(1, 3), reuse=st.booleans())
+    def enqueue(self, tenant: str, p: int, d: int, burst: int, reuse: bool) -> None:
+        """An id may be reused once served: ``reuse`` sends the oldest served id again."""
         if p + d == 0:
             p = 1
         for _ in range(burst):
-            self.n += 1
-            rid = f"r{self.n}"
+            waiting = {r for q in self.queues.values() for r, _ in q}
+            again = [r for r in self.served if r not in waiting]
+            if reuse and again:
+                rid = again[0]
+                self.served.remove(rid)
+            else:
+                self.n += 1
+                rid = f"r{self.n}"
             cost = self.fs.enqueue(tenant, rid, p, d)
             want = self.wp * p + self.wd * d
             self.log.append(f"enqueue({tenant!r}, {rid!r}, {p}, {d}) -> {cost}")
@@ -147,6 +155,7 @@ class FairMachine(RuleBasedStateMachine):
               f"enqueued first: {self.where()}")
             _, real = queue[found[0]]
             del queue[found[0]]
+            self.served.append(rid)
             c({"work_conserving", "deficit_counter"}, cost == real,
               f"next_request() reports cost {cost}, the request costs {real}: {self.where()}")
             bound = self.quantum + 2 * self.max_cost
