@@ -73,8 +73,10 @@ def itl(log: dict[str, Any]) -> dict[str, list[float]]:
 
 
 def alone_time(log: dict[str, Any], request: dict[str, Any]) -> float:
-    m, cfg = log["model"], log["config"]
-    p, o = request["prompt"], request["output"]
+    m: dict[str, float] = log["model"]
+    cfg: dict[str, Any] = log["config"]
+    p: int = request["prompt"]
+    o: int = request["output"]
     prefill_steps = math.ceil(p / cfg["budget"]) if cfg["chunked"] else 1
     return prefill_steps * m["a"] + m["b"] * p + (o - 1) * (m["a"] + m["c"])
 
