@@ -25,7 +25,7 @@ cp = kata_impl("chunked_prefill")
 IDS = list("qpazmbyc")                      # list order is not id order
 TIMES = [0.0, 1 / 64, 2 / 64, 3 / 64, 0.125, 0.25, 0.5]
 WAITS = [None, 0.0, 1 / 64, 2 / 64, 0.125, 0.25, 0.5, math.inf]
-SIMS = settings(max_examples=min(40, settings.default.max_examples), deadline=None)
+SIMS = settings(max_examples=min(25, settings.default.max_examples), deadline=None)
 
 
 @st.composite
@@ -60,7 +60,7 @@ def states(draw, policy=None, chunked=None, starvation=True):
 
 
 @st.composite
-def workloads(draw, policy=None, chunked=None, starvation=True, n_max=8):
+def workloads(draw, policy=None, chunked=None, starvation=True, n_max=6):
     """Requests and a config for a whole run: bursts with tied arrivals, prompts around
     the budget, short outputs."""
     budget = draw(st.integers(2, 16))
@@ -272,7 +272,7 @@ def short_streams(draw):
     gap = draw(st.sampled_from([1 / 128, 1 / 64, 1 / 32]))
     short = draw(st.integers(1, max(1, budget // 2)))
     out = draw(st.integers(1, 3))
-    n = draw(st.integers(20, 60))
+    n = draw(st.integers(15, 40))
     reqs = [request("long", 0.0, long_prompt, draw(st.integers(1, 3)))]
     reqs += [request(f"s{i:03d}", (i + 1) * gap, short, out) for i in range(n)]
     return reqs, config("spf", budget, True, wait)
