@@ -37,7 +37,8 @@ def _real(name: str, x: object) -> np.ndarray:
     arr = np.asarray(x)
     if arr.dtype.kind not in "fiu":
         raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
-    return arr.astype(np.float64)
+    with np.errstate(invalid="ignore"):       # a signalling NaN stays a NaN
+        return arr.astype(np.float64)
 
 
 def encode_e4m3(x: np.ndarray) -> np.ndarray:
