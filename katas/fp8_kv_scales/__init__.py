@@ -33,7 +33,7 @@ def encode_e4m3(x: np.ndarray) -> np.ndarray:
     encodes to a NaN code (0x7F or 0xFF; either is accepted). Otherwise the sign bit is the
     input's sign bit, also for a result of zero (``-0.0`` and ``-1e-9`` give 0x80).
 
-    Raises ValueError for a non-numeric or complex array.
+    Raises ValueError for a non-numeric, boolean or complex array.
     """
     raise NotImplementedError(f"encode_e4m3 ({_PROMPT})")
 
@@ -44,7 +44,7 @@ def decode_e4m3(codes: np.ndarray) -> np.ndarray:
     ``codes``: an integer array (any integer dtype) with every entry in ``[0, 255]``.
     0x7F and 0xFF decode to NaN; 0x80 decodes to ``-0.0``.
 
-    Raises ValueError for a non-integer array or a value outside ``[0, 255]``.
+    Raises ValueError for a non-integer (or boolean) array or a value outside ``[0, 255]``.
     """
     raise NotImplementedError(f"decode_e4m3 ({_PROMPT})")
 
