@@ -117,11 +117,12 @@ def check_codes(got: np.ndarray, want: np.ndarray, x: np.ndarray, what: str = ""
 # ----------------------------------------------------------------- the caches
 def gaussian_cache(seed: int, tokens: int = LONG, heads: int = 1, dim: int = 4,
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """q (H, D), k and v (T, H, D): unit Gaussians, no outliers."""
+    """q (H, D), k and v (T, H, D): unit Gaussians, no outliers, in float32 (a cache's
+    dtype, and half the bytes a float64 cache would take to send to the implementation)."""
     rng = np.random.default_rng(seed)
-    q = rng.standard_normal((heads, dim))
-    k = rng.standard_normal((tokens, heads, dim))
-    v = rng.standard_normal((tokens, heads, dim))
+    q = rng.standard_normal((heads, dim), dtype=np.float32)
+    k = rng.standard_normal((tokens, heads, dim), dtype=np.float32)
+    v = rng.standard_normal((tokens, heads, dim), dtype=np.float32)
     return q, k, v
 
 
@@ -133,6 +134,6 @@ def outlier_cache(seed: int, tokens: int = LONG, heads: int = 1, dim: int = 4,
     q, k, v = gaussian_cache(seed, tokens, heads, dim)
     rng = np.random.default_rng(seed + 1000)
     pos = rng.choice(np.arange(SHORT, tokens), outliers, replace=False)
-    k[pos] *= factor
-    v[pos] *= factor
+    k[pos] *= np.float32(factor)
+    v[pos] *= np.float32(factor)
     return q, k, v

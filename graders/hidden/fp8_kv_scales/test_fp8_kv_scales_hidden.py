@@ -382,7 +382,7 @@ def test_representable_caches_cost_nothing():
 @pytest.mark.rubric("attention_growth")
 def test_rounding_does_not_grow_with_context():
     """Rule: Rounding does not grow with context"""
-    q, k, v = h.gaussian_cache(1)
+    q, k, v = h.gaussian_cache(2)
     short = np.asarray(fp8.attention_error(q, k[:h.SHORT], v[:h.SHORT],
                                            h.model_scale(k[:h.SHORT]), h.model_scale(v[:h.SHORT])))
     sk, sv = np.array([h.model_scale(k)]), np.array([h.model_scale(v)])     # per head, H = 1
