@@ -236,6 +236,21 @@ def test_per_head_scales_act_on_axis_minus_two(shape, data):
 
 
 @pytest.mark.rubric("scale_invariance")
+def test_the_division_is_float64_even_for_float32_caches():
+    """Rule: Scaling"""
+    # float32 values whose float32 quotient lands on (or across) an E4M3 midpoint while the
+    # float64 quotient does not: a float32 division rounds twice
+    cases = [(0.00021582031331490725, 0.013), (0.0002412109315628186, 0.013),
+             (0.0003173828299622983, 0.013), (0.03486328199505806, 1.7),
+             (0.06972656399011612, 1.7), (0.02822265774011612, 1.7)]
+    for value, scale in cases:
+        x = np.array([value, -value], dtype=np.float32)
+        want = oracle(x.astype(np.float64) / scale)
+        h.check_codes(fp8.quantize(x, scale), want, x,
+                      what=f"float32 x, scale {scale} (divide in float64): ")
+
+
+@pytest.mark.rubric("scale_invariance")
 def test_the_subnormal_range_is_where_the_scale_matters():
     """Rules: Except in the subnormal range; Subnormals are kept"""
     x = np.geomspace(1e-6, 1e-2, 200)
