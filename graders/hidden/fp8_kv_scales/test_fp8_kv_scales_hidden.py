@@ -335,11 +335,11 @@ def test_per_tensor_amax_with_a_margin(values, margin):
     x = np.array(values)
     got = fp8.calibrate_scale(x, margin=margin)
     amax = float(np.abs(x).max())
-    want = amax * margin / 448.0 if amax > 0 else 1.0
-    assert got == pytest.approx(want, rel=1e-15, abs=0), (
+    want = (amax * margin) / 448.0 if amax > 0 else 1.0
+    # the prompt fixes the order ((amax * margin) / 448, in float64), so the answer is exact:
+    # amax / 448 * margin differs in the last bit for about a quarter of the inputs
+    assert got == want, (
         f"calibrate_scale({x}, margin={margin}) = {got!r}, expected (amax * margin) / 448 = {want!r}")
-    if margin == 1.0:
-        assert got == want
 
 
 @pytest.mark.rubric("calibration")
