@@ -1,0 +1,1 @@
+"""Hidden tests for the fp8_kv_scales kata."""

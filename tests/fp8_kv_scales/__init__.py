@@ -1,0 +1,1 @@
+"""Public tests for the fp8_kv_scales kata."""
