@@ -36,7 +36,8 @@ def _round_e2m1(v: np.ndarray) -> np.ndarray:
     # E2M1 is 0.5 * {0..4} below 2, then {2, 3, 4, 6}: quantum 0.5 below 2, 1 up to 4, 2 above
     step = np.where(a < 2.0, 0.5, np.where(a < 4.0, 1.0, 2.0))
     q = np.round(a / step) * step                # np.round: ties to even on the integer count
-    return np.copysign(q, v)
+    out: np.ndarray = np.copysign(q, v)
+    return out
 
 
 def _blocks(x: np.ndarray, size: int) -> np.ndarray:
@@ -58,7 +59,8 @@ def _round_e4m3(v: np.ndarray) -> np.ndarray:
     v = np.minimum(v, E4M3_MAX)
     _, e = np.frexp(np.maximum(v, 2.0**-6))      # exponent of the normal range, floored at 2**-6
     quantum = np.ldexp(1.0, e - 1 - 3)           # 3 mantissa bits
-    return np.round(v / quantum) * quantum
+    out: np.ndarray = np.round(v / quantum) * quantum
+    return out
 
 
 def round_e2m1(x: np.ndarray) -> np.ndarray:
