@@ -62,7 +62,7 @@ def nvfp4(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     block holding a NaN or an infinity has block scale NaN and comes back all NaN.
 
     ``dequantized``: float32, x's shape. ``block_scales``: float32 (E4M3 values), shape
-    ``x.shape[:-1] + (ceil(n / 16),)``. ``tensor_scale``: a Python float (a float32 value).
+    ``x.shape[:-1] + (ceil(n / 16),)``. ``tensor_scale``: a float holding a float32 value.
     """
     raise NotImplementedError(f"nvfp4 ({_PROMPT})")
 

@@ -81,7 +81,7 @@ def test_prompt_example_nvfp4():
     """Rules: The NVFP4 tensor scale; The NVFP4 block scale; Rounded once"""
     x = f32(*EXAMPLE)
     q, block, tensor = unpack(fp.nvfp4(x), 3, "nvfp4")
-    assert tensor == float(np.float32(7.0 / 2688.0)), f"tensor scale: expected 7 / 2688, got {tensor!r}"
+    assert float(tensor) == float(np.float32(7.0 / 2688.0)), f"tensor scale: expected 7 / 2688, got {tensor!r}"
     same(block, f32(448.0), "block scale of the block holding the tensor max")
     step = np.float64(448.0) * np.float64(np.float32(7.0 / 2688.0))
     want = (np.array([6, 2, -0.0, 0.5, 4]) * step).astype(np.float32)
@@ -96,7 +96,7 @@ def test_nvfp4_block_scale_is_e4m3_not_float32():
     x[0] = 2688.0
     x[16:19] = (100.0, 50.0, -10.0)
     q, block, tensor = unpack(fp.nvfp4(x), 3, "nvfp4")
-    assert tensor == 1.0, f"tensor scale: expected 1.0, got {tensor!r}"
+    assert float(tensor) == 1.0, f"tensor scale: expected 1.0, got {tensor!r}"
     same(block, f32(448.0, 16.0), "block scales (100 / 6 rounds to the E4M3 value 16)")
     want = np.zeros(32, dtype=np.float32)
     want[0] = 2688.0
@@ -130,7 +130,7 @@ def test_all_zero_blocks():
     same(q, x, "nvfp4 with all-zero blocks", x)
     same(block, f32(0.0, 0.0, 448.0), "nvfp4 block scales: 0 for zero blocks")
     q, block, tensor = unpack(fp.nvfp4(np.zeros(5, dtype=np.float32)), 3, "nvfp4(zeros)")
-    assert tensor == 1.0, f"tensor scale of an all-zero tensor: expected 1.0, got {tensor!r}"
+    assert float(tensor) == 1.0, f"tensor scale of an all-zero tensor: expected 1.0, got {tensor!r}"
 
 
 @pytest.mark.rubric("blocks_and_specials")
@@ -150,7 +150,7 @@ def test_nan_and_infinity_blocks():
     want = np.zeros(48, dtype=np.float32)
     want[:16] = math.nan
     want[40] = 4.0
-    assert tensor == float(np.float32(4.0 / 2688.0)), f"tensor scale over finite values: got {tensor!r}"
+    assert float(tensor) == float(np.float32(4.0 / 2688.0)), f"tensor scale over finite values: got {tensor!r}"
     same(q, want, "nvfp4: the inf's block is all NaN, the others are untouched", x)
 
 

@@ -40,7 +40,7 @@ def check_mx(x: np.ndarray, what: str) -> None:
 def check_nv(x: np.ndarray, what: str) -> None:
     got = unpack(fp.nvfp4(x), 3, f"nvfp4 ({what})")
     want = o.nvfp4(x)
-    assert isinstance(got[2], float) and got[2] == want[2], \
+    assert isinstance(got[2], (float, np.floating)) and float(got[2]) == want[2], \
         f"nvfp4 tensor scale ({what}): expected {want[2]!r}, got {got[2]!r}"
     same(got[1], want[1], f"nvfp4 block scales ({what})")
     same(got[0], want[0], f"nvfp4 values ({what})", x)
