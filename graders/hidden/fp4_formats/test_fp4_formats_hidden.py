@@ -240,6 +240,17 @@ def test_nv_matches_ml_dtypes(x):
 
 
 @pytest.mark.rubric("nv_scale")
+@given(st.integers(0, 2**32 - 1), st.integers(-30, 30))
+def test_nv_generic_tensor_scale_rounded_once(seed, shift):
+    """Rules: Rounded once; The NVFP4 tensor scale; The NVFP4 block scale"""
+    # a tensor scale with a full 24-bit mantissa: block_scale * tensor_scale is not a
+    # float32, so a product or quotient rounded to float32 on the way shows
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((4, 64)) * 2.0 ** rng.integers(-6, 6, (4, 1)) * 2.0**shift)
+    check_nv(x.astype(np.float32), f"random tensor, seed {seed}")
+
+
+@pytest.mark.rubric("nv_scale")
 def test_nv_e4m3_ties_and_subnormals():
     """Rules: The NVFP4 block scale; Rounded once"""
     # tensor max 2688 -> tensor scale 1; block amax = 6 * target, target on E4M3 ties
