@@ -21,8 +21,26 @@ E4 = ml_dtypes.float8_e4m3fn
 E8 = ml_dtypes.float8_e8m0fnu
 
 
+_CHECKED: list[bool] = []
+
+
+def _self_check() -> None:
+    """The ml_dtypes behaviours this oracle relies on (fails loudly if a release changes them)."""
+    probe = np.array([0.25, 0.75, 2.5, 5.0, 7.0, np.inf, -np.inf, 2.5000000000000004])
+    assert probe.astype(F4).astype(np.float64).tolist() == [0.0, 1.0, 2.0, 4.0, 6.0, 6.0, -6.0, 3.0], \
+        "oracle assumption: ml_dtypes float4_e2m1fn rounds ties to even, saturates, casts float64 directly"
+    probe = np.array([2.0**-10, 3 * 2.0**-10, 1.0625, 464.0, 2.0**-10 * (1 + 2.0**-40)])
+    assert probe.astype(E4).astype(np.float64).tolist() == [0.0, 2.0**-8, 1.0, 448.0, 2.0**-9], \
+        "oracle assumption: ml_dtypes float8_e4m3fn rounds ties to even with subnormals"
+    assert np.array([2.0**-127, 2.0**127]).astype(E8).astype(np.float64).tolist() == [2.0**-127, 2.0**127], \
+        "oracle assumption: ml_dtypes float8_e8m0fnu holds 2**-127 .. 2**127"
+    _CHECKED.append(True)
+
+
 def e2m1(v: np.ndarray) -> np.ndarray:
     """float64 -> the E2M1 value ml_dtypes rounds it to, NaN kept (float64)."""
+    if not _CHECKED:
+        _self_check()
     v = np.asarray(v, dtype=np.float64)
     out = v.astype(F4).astype(np.float64)
     out[np.isnan(v)] = np.nan
