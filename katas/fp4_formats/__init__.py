@@ -28,7 +28,7 @@ def round_e2m1(x: np.ndarray) -> np.ndarray:
     """Every element rounded to the nearest E2M1 value, as a float32 array of x's shape.
 
     Round to nearest, ties to even (the even one is the value whose mantissa bit is 0:
-    0, 1, 2, 4 and 6 are even; 0.5, 1.5 and 3 are odd). Magnitudes above 6, infinities
+    0, 1, 2 and 4 are even; 0.5, 1.5, 3 and 6 are odd). Magnitudes above 6, infinities
     included, saturate to +-6. NaN stays NaN. The sign is kept.
     """
     raise NotImplementedError(f"round_e2m1 ({_PROMPT})")
