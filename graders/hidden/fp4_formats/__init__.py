@@ -1,0 +1,1 @@
+"""Hidden tests for the fp4_formats kata."""

@@ -1,0 +1,1 @@
+"""Public tests for the fp4_formats kata."""
