@@ -117,7 +117,8 @@ def apply_rope(x: np.ndarray, positions: np.ndarray, config: dict[str, Any],
     if x.ndim != 3 or x.shape[0] != p.size or x.shape[2] != 2 * half:
         raise ValueError(f"x must be (len(positions), heads, {2 * half}), got {x.shape}")
     theta = angles(positions, config, angle_dtype)[:, None, :]   # (T, 1, D/2)
-    cos, sin = np.cos(theta), np.sin(theta)
+    with np.errstate(invalid="ignore"):          # an infinite angle gives NaN
+        cos, sin = np.cos(theta), np.sin(theta)
     a, b = x[..., :half], x[..., half:]                           # pairs (j, j + D/2)
     return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
 

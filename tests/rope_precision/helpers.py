@@ -61,11 +61,14 @@ def close(got: np.ndarray, want: np.ndarray, what: str, rel: float,
     """Within ``rel`` of each expected value (``per_element``), or of the largest of them
     (at least 1)."""
     got = float_array(got, want.shape, what)
+    want = np.asarray(want, dtype=np.float64)
     if per_element:
         scale: Any = np.abs(want)
     else:
-        scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
-    err = np.abs(got - want)
-    if not (err <= rel * scale).all():
-        k = tuple(int(i) for i in np.argwhere(~(err <= rel * scale))[0])
+        finite = np.abs(want[np.isfinite(want)])
+        scale = max(1.0, float(finite.max())) if finite.size else 1.0
+    with np.errstate(invalid="ignore"):
+        ok = (np.abs(got - want) <= rel * scale) | (np.isnan(got) & np.isnan(want)) | (got == want)
+    if not ok.all():
+        k = tuple(int(i) for i in np.argwhere(~ok)[0])
         raise AssertionError(f"{what}: first difference at {k}: expected {want[k]!r}, got {got[k]!r}")
