@@ -152,20 +152,20 @@ def test_fused_bytes_llama_example():
 
 # ------------------------------------------------------------------ first bad position
 @pytest.mark.rubric("first_bad")
-def test_first_bad_examples():
-    """Rule: Angle error"""
-    cfg = llama()
-    assert rp.first_bad_position(cfg, "bfloat16", 0.5) == 160
-    assert rp.first_bad_position(cfg, "float32", 1e-3) == 20120
-    assert rp.first_bad_position(cfg, "float32", 0.01) == -1, "float32 stays within 0.01 to 128K"
-    assert rp.first_bad_position(cfg, "float64", 0.0) == -1, "float64 angles are the reference"
-
-
-@pytest.mark.rubric("first_bad")
 def test_first_bad_respects_max_position():
     """Rule: Angle error"""
     assert rp.first_bad_position(llama(), "bfloat16", 0.5, max_position=160) == -1
     assert rp.first_bad_position(llama(), "bfloat16", 0.5, max_position=161) == 160
+
+
+@pytest.mark.rubric("first_bad")
+def test_first_bad_examples():
+    """Rule: Angle error"""
+    cfg = llama()
+    assert rp.first_bad_position(cfg, "float64", 0.0, 1000) == -1, "float64 angles are the reference"
+    assert rp.first_bad_position(cfg, "bfloat16", 0.5) == 160
+    assert rp.first_bad_position(cfg, "float32", 1e-3) == 20120
+    assert rp.first_bad_position(cfg, "float32", 0.01) == -1, "float32 stays within 0.01 to 128K"
 
 
 # ------------------------------------------------------------------ resolution

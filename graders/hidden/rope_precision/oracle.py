@@ -75,15 +75,18 @@ def rope(x: np.ndarray, p: Any, f: np.ndarray, dtype: str) -> np.ndarray:
     return out
 
 
-def errors(f: np.ndarray, dtype: str, maxp: int) -> np.ndarray:
-    p = np.arange(maxp, dtype=np.float64)
+def errors(f: np.ndarray, dtype: str, maxp: int, start: int = 0) -> np.ndarray:
+    p = np.arange(start, maxp, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         return np.abs(angles(p, f, dtype) - p[:, None] * f[None, :])
 
 
 def first_bad(f: np.ndarray, dtype: str, tol: float, maxp: int) -> int:
-    bad = np.flatnonzero((errors(f, dtype, maxp) > tol).any(axis=1))
-    return int(bad[0]) if bad.size else -1
+    for start in range(0, maxp, 2048):
+        bad = np.flatnonzero((errors(f, dtype, min(maxp, start + 2048), start) > tol).any(axis=1))
+        if bad.size:
+            return start + int(bad[0])
+    return -1
 
 
 def resolution(f: np.ndarray, dtype: str, context: int, index: int) -> int:
@@ -103,10 +106,12 @@ def robust_first_bad(f: np.ndarray, dtype: str, tol: float, maxp: int) -> tuple[
     """The answer, and whether frequencies within DELTA give the same one."""
     want = first_bad(f, dtype, tol, maxp)
     last = maxp if want < 0 else want + 1
-    e = errors(f, dtype, last)
-    slack = 4 * DELTA * np.arange(last)[:, None] * f[None, :] + 1e-300
-    clear = np.isinf(e) | (np.abs(e - tol) > slack)
-    return want, robust_freqs(f, dtype) and bool(clear.all())
+    clear = robust_freqs(f, dtype)
+    for start in range(0, last, 8192):
+        e = errors(f, dtype, min(last, start + 8192), start)
+        slack = 4 * DELTA * np.arange(start, start + len(e))[:, None] * f[None, :] + 1e-300
+        clear = clear and bool((np.isinf(e) | (np.abs(e - tol) > slack)).all())
+    return want, clear
 
 
 # ------------------------------------------------------------------ strategies
