@@ -36,7 +36,8 @@ def round_to_dtype(x: np.ndarray, dtype: str) -> np.ndarray:
         _, e = np.frexp(x)                                  # |x| = m * 2**e, m in [0.5, 1)
         quantum = np.ldexp(1.0, np.maximum(e, emin) - bits)  # spacing of the dtype near x
         y = np.rint(x / quantum) * quantum                  # both exact; rint ties to even
-    return np.where(np.abs(y) > top, np.copysign(np.inf, x), y)
+    out: np.ndarray = np.where(np.abs(y) > top, np.copysign(np.inf, x), y)
+    return out
 
 
 def _int_field(cfg: dict[str, Any], key: str, value: Any = None) -> int:
@@ -98,10 +99,10 @@ def _positions(positions: Any) -> np.ndarray:
 
 def _angles(p: np.ndarray, freq: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "float64":
-        return np.multiply.outer(p, freq)
+        return np.outer(p, freq)
     # the product of two rounded values is exact in float64 (at most 2 x 24 bits)
     with np.errstate(invalid="ignore"):
-        exact = np.multiply.outer(round_to_dtype(p, dtype), round_to_dtype(freq, dtype))
+        exact = np.outer(round_to_dtype(p, dtype), round_to_dtype(freq, dtype))
     return round_to_dtype(exact, dtype)
 
 
@@ -134,7 +135,8 @@ def fused_bytes_saved(config: dict[str, Any], dtype_bytes: int) -> int:
 def _errors(start: int, stop: int, freq: np.ndarray, dtype: str) -> np.ndarray:
     p = np.arange(start, stop, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        return np.abs(_angles(p, freq, dtype) - np.multiply.outer(p, freq))
+        err: np.ndarray = np.abs(_angles(p, freq, dtype) - np.outer(p, freq))
+    return err
 
 
 def first_bad_position(config: dict[str, Any], dtype: str, tolerance: float,
