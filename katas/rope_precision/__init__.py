@@ -28,7 +28,8 @@ def round_to_dtype(x: np.ndarray, dtype: str) -> np.ndarray:
 
     Round to nearest, ties to even, on the dtype's grid (subnormals included); a value whose
     rounded magnitude exceeds the dtype's largest finite value becomes +-inf; +-inf and NaN
-    stay as they are. ``"float64"`` returns the values unchanged. Same shape as ``x``.
+    stay as they are; the sign is kept (a tiny negative value gives -0.0). ``"float64"``
+    returns the values unchanged. Same shape as ``x``.
     """
     raise NotImplementedError(f"round_to_dtype ({_PROMPT})")
 

@@ -251,7 +251,7 @@ def test_fused_bytes_formula(q, kv_div, d, layers, nbytes, head_dim_style):
         cfg["head_dim"] = d
     got = rp.fused_bytes_saved(cfg, nbytes)
     want = 2 * (q + kv) * d * nbytes * layers
-    assert got == want and isinstance(got, int), (
+    assert isinstance(got, (int, np.integer)) and got == want, (
         f"fused_bytes_saved({cfg}, {nbytes}): expected {want} = 2 x ({q} + {kv}) x {d} x "
         f"{nbytes} x {layers}, got {got!r}")
 
