@@ -32,7 +32,7 @@ def round_to_dtype(x: np.ndarray, dtype: str) -> np.ndarray:
     if _dtype(dtype) == "float64":
         return x.copy()
     bits, emin, top = _FORMATS[dtype]
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         _, e = np.frexp(x)                                  # |x| = m * 2**e, m in [0.5, 1)
         quantum = np.ldexp(1.0, np.maximum(e, emin) - bits)  # spacing of the dtype near x
         y = np.rint(x / quantum) * quantum                  # both exact; rint ties to even
