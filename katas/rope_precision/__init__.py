@@ -6,8 +6,8 @@ with ``nox -s kata -- rope_precision``.
 Plain data only: ``config`` is a model's Hugging Face ``config.json`` as a dict (fields
 ``rope_theta``, ``head_dim`` or ``hidden_size`` / ``num_attention_heads``,
 ``num_key_value_heads``, ``num_hidden_layers``, ``rope_scaling``). ``dtype`` is one of the
-strings in ``DTYPES``. Arrays are numpy; every float result is float64. numpy only: write the
-dtype rounding yourself (no torch, no ml_dtypes). Bad input raises ValueError. Never modify
+strings in ``DTYPES``. Arrays are numpy; every float result is float64. numpy only (no torch, no
+ml_dtypes): bfloat16 rounding you write yourself. Bad input raises ValueError. Never modify
 the arrays you are given.
 """
 
