@@ -92,6 +92,13 @@ def test_rounding_every_halfway_point_of_a_binade(dtype):
         x = np.concatenate([(k + 0.5) * scale, (k + 0.5 + 2.0**-30) * scale, k * scale])
         same_bits(rp.round_to_dtype(x, dtype), o.R(x, dtype),
                   f"round_to_dtype(halfway points, {dtype!r})", x)
+    # the subnormal grid: halfway points between its neighbours, and just past them
+    emin = BOUNDS[dtype][1]
+    j = k - 2 ** (bits - 1)
+    tiny = math.ldexp(1.0, emin - bits + 1)               # the smallest subnormal
+    x = np.concatenate([(j + 0.5) * tiny, (j + 0.5 + 2.0**-30) * tiny, -(j + 0.5) * tiny])
+    same_bits(rp.round_to_dtype(x, dtype), o.R(x, dtype),
+              f"round_to_dtype(subnormal halfway points, {dtype!r})", x)
 
 
 @pytest.mark.rubric("rounding")
