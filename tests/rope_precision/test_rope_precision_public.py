@@ -146,7 +146,8 @@ def test_float64_angles_are_the_plain_product():
 def test_fused_bytes_llama_example():
     """Rule: Fused bytes"""
     assert rp.fused_bytes_saved(llama(), 2) == 655_360, "2 x (32 + 8) x 128 x 2 bytes x 32 layers"
-    cfg = {"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 3}   # no KV heads: 4
+    cfg = {"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 3,
+           "rope_theta": 10000.0}                      # no num_key_value_heads: 4, as MHA
     assert rp.fused_bytes_saved(cfg, 4) == 2 * (4 + 4) * 16 * 4 * 3
 
 
