@@ -126,8 +126,6 @@ class Engine:
                 del plan[victim.id]
                 if victim is req:
                     break
-        budget = self.budget - sum(plan.values())
-        admitted: list[str] = []
         while (not preempted and self.waiting and budget > 0       # 4. admit, FCFS
                and len(self.running) < self.max_running):
             req = self.waiting[0]
@@ -136,7 +134,6 @@ class Engine:
                 break
             self.running.append(self.waiting.popleft())
             plan[req.id] = n
-            admitted.append(req.id)
             budget -= n
         decodes = [r.id for r in self.running if r.id in plan and r.decoding]
         prefills = [(r.id, plan[r.id]) for r in self.running if r.id in plan and not r.decoding]

@@ -103,8 +103,12 @@ class EngineMachine(RuleBasedStateMachine):
     @initialize(num_blocks=st.integers(3, 8), block_size=st.sampled_from([1, 1, 2, 2, 3, 4]),
                 max_running=st.sampled_from([1, 2, 3, 3, 4, 4]), extra=st.integers(0, 5))
     def start(self, num_blocks: int, block_size: int, max_running: int, extra: int) -> None:
-        self.cfg = Config(num_blocks, block_size, max_running + extra, max_running)
-        self.engine = me.Engine(num_blocks, block_size, max_running + extra, max_running)
+        self.configure(num_blocks, block_size, max_running + extra, max_running)
+
+    def configure(self, num_blocks: int, block_size: int, max_batched_tokens: int,
+                  max_running: int) -> None:
+        self.cfg = Config(num_blocks, block_size, max_batched_tokens, max_running)
+        self.engine = me.Engine(num_blocks, block_size, max_batched_tokens, max_running)
 
     @rule(data=st.data(), n=st.integers(1, 3))
     def add(self, data: st.DataObject, n: int) -> None:
@@ -121,7 +125,10 @@ class EngineMachine(RuleBasedStateMachine):
         prompt_len = data.draw(st.integers(1, total - 1), label="prompt_len")
         prompt = data.draw(st.lists(st.integers(0, VOCAB - 1), min_size=prompt_len,
                                     max_size=prompt_len), label="prompt")
-        max_tokens = total - prompt_len
+        self.add_request(prompt, total - prompt_len, sampling)
+
+    def add_request(self, prompt: list[int], max_tokens: int, sampling: dict[str, Any]) -> None:
+        total = len(prompt) + max_tokens
         rid = f"r{self.count}"
         self.count += 1
         before = self.stats("before add")
@@ -155,7 +162,9 @@ class EngineMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.reqs)
     @rule(data=st.data())
     def abort(self, data: st.DataObject) -> None:
-        rid = data.draw(st.sampled_from(sorted(self.reqs)), label="abort")
+        self.abort_request(data.draw(st.sampled_from(sorted(self.reqs)), label="abort"))
+
+    def abort_request(self, rid: str) -> None:
         before = self.stats("before abort")
         held = len(before["requests"][rid]["blocks"])
         self.engine.abort(rid)

@@ -1,0 +1,93 @@
+"""Hidden fixed scenarios for mini_engine: short interleavings that hit one trap each,
+replayed through the state machine's checks (every step against the model of the rules,
+then a drain). They run before the machines, so a bug they hit costs little time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from graders.hidden.mini_engine.test_mini_engine_machine import EngineMachine
+from tests.mini_engine.helpers import GREEDY, seeded
+
+Op = tuple[Any, ...]
+
+
+def replay(item: str, cfg: tuple[int, int, int, int], ops: list[Op]) -> None:
+    machine = type(f"Replay_{item}", (EngineMachine,), {"ITEM": item})()
+    machine.configure(*cfg)
+    for op in ops:
+        if op[0] == "add":
+            machine.add_request(op[1], op[2], op[3])
+        elif op[0] == "abort":
+            machine.abort_request(op[1])
+        else:
+            for _ in range(op[1]):
+                machine.do_step("step()")
+    machine.teardown()
+
+
+def add(prompt: list[int], max_tokens: int, sampling: dict[str, Any] = GREEDY) -> Op:
+    return ("add", prompt, max_tokens, sampling)
+
+
+def steps(n: int = 1) -> Op:
+    return ("step", n)
+
+
+# two decodes and a prefill on a 4-block pool: the newest gives way, and the step that
+# preempts admits nothing even though the victim's first chunk would fit
+CROWDED = ((4, 1, 3, 2), [steps(), add([11], 2), add([26, 6], 2, seeded(38)),
+                          add([13], 2, seeded(25))])
+# a request whose blocks are not free holds back the smaller one behind it
+HEAD_BLOCKS = ((3, 1, 3, 2), [add([29], 2, seeded(15)), steps(), add([26, 15], 1, seeded(16)),
+                              add([26], 1, seeded(28))])
+# a decode and a long prompt: the decode is planned first
+DECODE_AND_PROMPT = ((6, 3, 3, 2), [add([25], 3, seeded(83)),
+                                    add([13, 9, 23, 9, 22], 1)])
+THREE_SMALL = ((3, 1, 5, 3), [add([12], 2, seeded(47)), add([25], 2, seeded(16)), steps()])
+FULL_POOL = ((5, 1, 6, 3), [add([9], 3), add([23], 1, seeded(85)), add([13, 21], 3)])
+PROMPT_EXAMPLE = ((4, 2, 4, 2), [add([1, 2, 3], 3), add([4, 5, 6], 3), steps(5)])
+
+
+@pytest.mark.rubric("budget_order")
+@pytest.mark.parametrize("case", [HEAD_BLOCKS, DECODE_AND_PROMPT, CROWDED, PROMPT_EXAMPLE])
+def test_budget_and_order_cases(case: tuple[Any, list[Op]]) -> None:
+    """Rules: One step; Decodes first; Token budget; Queues"""
+    replay("budget_order", *case)
+
+
+@pytest.mark.rubric("preemption")
+@pytest.mark.parametrize("case", [CROWDED, PROMPT_EXAMPLE, THREE_SMALL, FULL_POOL])
+def test_preemption_cases(case: tuple[Any, list[Op]]) -> None:
+    """Rules: Preemption by recompute; Resume; One step"""
+    replay("preemption", *case)
+
+
+@pytest.mark.rubric("block_accounting")
+@pytest.mark.parametrize("case", [THREE_SMALL, CROWDED, PROMPT_EXAMPLE])
+def test_block_accounting_cases(case: tuple[Any, list[Op]]) -> None:
+    """Rule: Block accounting"""
+    replay("block_accounting", *case)
+
+
+@pytest.mark.rubric("abort")
+def test_abort_a_waiting_request() -> None:
+    """Rule: Abort"""
+    replay("abort", (3, 1, 3, 3), [add([12], 1), add([7, 7], 1), ("abort", "r1"), steps(2)])
+
+
+@pytest.mark.rubric("abort")
+def test_abort_a_preempted_request() -> None:
+    """Rules: Abort; Preemption by recompute"""
+    replay("abort", (4, 2, 4, 2), [add([1, 2, 3], 3), add([4, 5, 6], 3), steps(3),
+                                   ("abort", "r1"), steps(1)])
+
+
+@pytest.mark.rubric("exact_streams")
+@pytest.mark.parametrize("case", [FULL_POOL, CROWDED, THREE_SMALL])
+def test_streams_and_drain_cases(case: tuple[Any, list[Op]]) -> None:
+    """Rules: Refusal; Resume; Sampling"""
+    replay("exact_streams", *case)
