@@ -131,6 +131,24 @@ def test_preempted_request_resumes_its_stream():
         assert streams[rid] == want, f"{rid} must stream {want} exactly once, got {streams[rid]}"
 
 
+@pytest.mark.rubric("preemption")
+def test_two_victims_go_to_the_front_in_admission_order():
+    """Rules: Preemption by recompute; Queues"""
+    engine = me.Engine(num_blocks=4, block_size=1, max_batched_tokens=4, max_running=3)
+    engine.add("a", [1, 2], 2, GREEDY)
+    engine.add("b", [3], 3, GREEDY)
+    engine.add("c", [6], 3, GREEDY)
+    engine.add("d", [7], 1, GREEDY)
+    engine.step()                       # a, b, c prefill and fill the pool
+    r = engine.step()                   # every decode needs a block
+    assert r["preempted"] == ["c", "b"] and r["decodes"] == ["a"], (
+        f"a's decode preempts c (the newest); b's decode then finds the pool dry and b, now "
+        f"the newest, is preempted itself: {r}")
+    s = accounting_ok(engine, 4, 1)
+    assert s["waiting"] == ["b", "c", "d"], (
+        f"the victims go to the front in admission order, before d: {s['waiting']}")
+
+
 @pytest.mark.rubric("sampling_stop")
 def test_tokens_do_not_depend_on_the_batch():
     """Rules: Sampling; Stopping"""

@@ -49,18 +49,23 @@ DECODE_AND_PROMPT = ((6, 3, 3, 2), [add([25], 3, seeded(83)),
                                     add([13, 9, 23, 9, 22], 1)])
 THREE_SMALL = ((3, 1, 5, 3), [add([12], 2, seeded(47)), add([25], 2, seeded(16)), steps()])
 FULL_POOL = ((5, 1, 6, 3), [add([9], 3), add([23], 1, seeded(85)), add([13, 21], 3)])
+# three decodes on a full pool of 1-token blocks: the oldest's decode preempts the newest,
+# the second's preempts itself; both end up at the front in admission order
+TWO_VICTIMS = ((4, 1, 4, 3), [add([1, 2], 2), add([3], 3), add([6], 3), steps(2)])
 PROMPT_EXAMPLE = ((4, 2, 4, 2), [add([1, 2, 3], 3), add([4, 5, 6], 3), steps(5)])
 
 
 @pytest.mark.rubric("budget_order")
-@pytest.mark.parametrize("case", [HEAD_BLOCKS, DECODE_AND_PROMPT, CROWDED, PROMPT_EXAMPLE])
+@pytest.mark.parametrize("case", [HEAD_BLOCKS, DECODE_AND_PROMPT, CROWDED, TWO_VICTIMS,
+                                  PROMPT_EXAMPLE])
 def test_budget_and_order_cases(case: tuple[Any, list[Op]]) -> None:
     """Rules: One step; Decodes first; Token budget; Queues"""
     replay("budget_order", *case)
 
 
 @pytest.mark.rubric("preemption")
-@pytest.mark.parametrize("case", [CROWDED, PROMPT_EXAMPLE, THREE_SMALL, FULL_POOL])
+@pytest.mark.parametrize("case", [CROWDED, TWO_VICTIMS, PROMPT_EXAMPLE, THREE_SMALL,
+                                  FULL_POOL])
 def test_preemption_cases(case: tuple[Any, list[Op]]) -> None:
     """Rules: Preemption by recompute; Resume; One step"""
     replay("preemption", *case)
