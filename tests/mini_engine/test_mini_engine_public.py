@@ -216,7 +216,8 @@ def test_bad_input_raises_and_changes_nothing():
     engine = me.Engine(num_blocks=4, block_size=2, max_batched_tokens=4, max_running=2)
     engine.add("a", [1, 2], 2, GREEDY)
     before = engine.stats()
-    for args in (("a", [1], 1, GREEDY), ("b", [], 1, GREEDY), ("b", [32], 1, GREEDY),
+    for args in (("a", [1], 1, GREEDY), (7, [1], 1, GREEDY), ("b", [], 1, GREEDY),
+                 ("b", [32], 1, GREEDY), ("b", [-1], 1, GREEDY),
                  ("b", [1], 0, GREEDY), ("b", [1], 1, {"temperature": 1.0}),
                  ("b", [1, 2, 3], 6, GREEDY)):   # ceil(9 / 2) = 5 blocks > 4
         with pytest.raises(ValueError):

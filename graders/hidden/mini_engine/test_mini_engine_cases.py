@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 
 from graders.hidden.mini_engine.test_mini_engine_machine import EngineMachine
+from graders.impl import kata_impl
 from tests.mini_engine.helpers import GREEDY, seeded
+
+me = kata_impl("mini_engine")
 
 Op = tuple[Any, ...]
 
@@ -52,12 +55,14 @@ FULL_POOL = ((5, 1, 6, 3), [add([9], 3), add([23], 1, seeded(85)), add([13, 21],
 # three decodes on a full pool of 1-token blocks: the oldest's decode preempts the newest,
 # the second's preempts itself; both end up at the front in admission order
 TWO_VICTIMS = ((4, 1, 4, 3), [add([1, 2], 2), add([3], 3), add([6], 3), steps(2)])
+# a recompute in chunks of 1 leaves one token: it is computed as a decode
+RECOMPUTE_TAIL = ((5, 1, 2, 2), [add([7], 3), add([17, 28], 2, seeded(29))])
 PROMPT_EXAMPLE = ((4, 2, 4, 2), [add([1, 2, 3], 3), add([4, 5, 6], 3), steps(5)])
 
 
 @pytest.mark.rubric("budget_order")
 @pytest.mark.parametrize("case", [HEAD_BLOCKS, DECODE_AND_PROMPT, CROWDED, TWO_VICTIMS,
-                                  PROMPT_EXAMPLE])
+                                  RECOMPUTE_TAIL, PROMPT_EXAMPLE])
 def test_budget_and_order_cases(case: tuple[Any, list[Op]]) -> None:
     """Rules: One step; Decodes first; Token budget; Queues"""
     replay("budget_order", *case)
@@ -96,3 +101,29 @@ def test_abort_a_preempted_request() -> None:
 def test_streams_and_drain_cases(case: tuple[Any, list[Op]]) -> None:
     """Rules: Refusal; Resume; Sampling"""
     replay("exact_streams", *case)
+
+
+@pytest.mark.rubric("errors")
+@pytest.mark.parametrize("args", [(0, 1, 1, 1), (1, 0, 1, 1), (4, 1, 0, 1), (4, 1, 1, 0),
+                                  (-3, 1, 1, 1), (4.0, 1, 1, 1), (4, 1, 2, 3), (4, "2", 2, 1)])
+def test_bad_engine_parameters(args: tuple[Any, ...]) -> None:
+    """Rule: Bad input"""
+    with pytest.raises(ValueError):
+        me.Engine(*args)
+
+
+@pytest.mark.rubric("errors")
+def test_the_refusal_uses_the_exact_quantity() -> None:
+    """Rules: Refusal; Bad input"""
+    engine = me.Engine(num_blocks=3, block_size=4, max_batched_tokens=4, max_running=2)
+    engine.add("fits", [1] * 5, 7, GREEDY)            # ceil(12 / 4) = 3 blocks: accepted
+    before = engine.stats()
+    for prompt, max_tokens in (([1] * 5, 8), ([1] * 12, 1), ([1], 12)):   # 13 tokens: 4 blocks
+        with pytest.raises(ValueError):
+            engine.add("big", prompt, max_tokens, GREEDY)
+        assert engine.stats() == before, "a refused add changed the stats"
+    engine.abort("fits")
+    engine.add("fits", [2] * 11, 1, GREEDY)           # an aborted id may be used again
+    with pytest.raises(KeyError):
+        engine.abort("big")
+    assert engine.stats()["waiting"] == ["fits"]

@@ -151,8 +151,6 @@ class EngineMachine(RuleBasedStateMachine):
         self.check({"errors"}, not too_large,
                    f"{what} must raise ValueError: it needs ceil({total} / "
                    f"{self.cfg.block_size}) = {ceil_div(total, self.cfg.block_size)} blocks")
-        if too_large:
-            return   # not tracked; only the errors run fails on this
         self.reqs[rid] = Req(list(prompt), max_tokens, dict(sampling))
         s = self.stats(f"after {what}")
         self.check({"budget_order", "preemption"},
