@@ -116,14 +116,14 @@ class Engine:
                 budget -= plan[req.id]
         preempted: list[str] = []
         for req in list(self.running):            # 3. blocks, oldest first
-            if req.id not in plan:                # unplanned, or preempted meanwhile
+            if req.id not in plan:                # preempted for an older request
                 continue
             while not self._grow(req, plan[req.id]):
                 victim = self.running.pop()       # the most recently admitted
                 self._release(victim)
                 self.waiting.appendleft(victim)
                 preempted.append(victim.id)
-                del plan[victim.id]
+                plan.pop(victim.id, None)
                 if victim is req:
                     break
         while (not preempted and self.waiting and budget > 0       # 4. admit, FCFS

@@ -100,7 +100,7 @@ def expect_step(cfg: Config, reqs: dict[str, Req], before: State) -> Expected:
             s.held[victim] = s.computed[victim] = 0
             s.waiting.insert(0, victim)
             preempted.append(victim)
-            del plan[victim]
+            plan.pop(victim, None)
             if victim == rid:
                 break
         if rid in plan:
