@@ -57,6 +57,10 @@ FULL_POOL = ((5, 1, 6, 3), [add([9], 3), add([23], 1, seeded(85)), add([13, 21],
 TWO_VICTIMS = ((4, 1, 4, 3), [add([1, 2], 2), add([3], 3), add([6], 3), steps(2)])
 # a recompute in chunks of 1 leaves one token: it is computed as a decode
 RECOMPUTE_TAIL = ((5, 1, 2, 2), [add([7], 3), add([17, 28], 2, seeded(29))])
+# a newest request whose chunk needs more blocks than it holds plus the free ones preempts
+# itself, and that ends its allocation: no older request gives way for a request that is no
+# longer running (found blind: blind1_bug_1)
+SELF_SHORT = ((4, 2, 6, 4), [add([30, 5, 4, 3], 2), add([30, 8, 7, 1, 12], 1), steps(12)])
 PROMPT_EXAMPLE = ((4, 2, 4, 2), [add([1, 2, 3], 3), add([4, 5, 6], 3), steps(5)])
 
 
@@ -70,7 +74,7 @@ def test_budget_and_order_cases(case: tuple[Any, list[Op]]) -> None:
 
 @pytest.mark.rubric("preemption")
 @pytest.mark.parametrize("case", [CROWDED, TWO_VICTIMS, PROMPT_EXAMPLE, THREE_SMALL,
-                                  FULL_POOL])
+                                  FULL_POOL, SELF_SHORT])
 def test_preemption_cases(case: tuple[Any, list[Op]]) -> None:
     """Rules: Preemption by recompute; Resume; One step"""
     replay("preemption", *case)
