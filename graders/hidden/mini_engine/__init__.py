@@ -1,0 +1,1 @@
+"""Hidden tests of the mini_engine kata."""

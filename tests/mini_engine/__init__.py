@@ -1,0 +1,1 @@
+"""Public tests of the mini_engine kata."""
