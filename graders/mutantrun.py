@@ -385,15 +385,29 @@ def grade_all(kata: str, profile: str = "grade") -> dict[str, Verdict]:
 
 
 def _solutions(kata: str, profile: str) -> int:
+    """The reference and every independent solution: full marks in-process (one
+    collection), then each alternative isolated too, item by item as in-process (the
+    suite grades only the blind alternatives isolated)."""
+    from graders import grade
     specs = ["solutions", *mutant.alternative_specs(kata)]
     wrong = 0
     for spec, g in grade_specs(kata, specs, profile).items():
-        lost = [r for r in g.items if r.status == "failed"]
         label = spec if spec == "solutions" else str(Path(spec).relative_to(catalog.ROOT))
-        print(f"{kata:<18} {label:<60} {g.score:>4}/{g.max_score:<4} {g.seconds:6.1f} s")
-        for r in lost:
-            print(f"    lost {r.item.id}: " + r.message.replace("\n", "\n    ")[:1500])
-        wrong += bool(lost) or g.score != g.max_score
+        grades = [("in-process", g)]
+        if spec != "solutions":
+            grades.append(("isolated", grade.run(kata, spec, profile=profile)))
+        for mode, got in grades:
+            lost = [r for r in got.items if r.status == "failed"]
+            print(f"{kata:<18} {label:<60} {got.score:>4}/{got.max_score:<4} "
+                  f"{got.seconds:6.1f} s {mode}")
+            for r in lost:
+                print(f"    lost {r.item.id}: " + r.message.replace("\n", "\n    ")[:1500])
+            wrong += bool(lost) or got.score != got.max_score
+        if len(grades) == 2:
+            by_mode = [{r.item.id: r.status for r in got.items} for _, got in grades]
+            if by_mode[0] != by_mode[1]:
+                print(f"    the modes differ: {by_mode[0]} in-process, {by_mode[1]} isolated")
+                wrong += 1
     return 1 if wrong else 0
 
 

@@ -150,22 +150,27 @@ def test_mutants_lose_their_rubric_items(name: str) -> None:
 
 @pytest.mark.parametrize("name", [k for k in KATAS if mutant.alternative_files(k)])
 def test_independent_solutions_score_full_marks(name: str) -> None:
-    """Every independent correct solution of the kata: full marks isolated (one grade each,
-    through the sandbox and the wire) and in-process (all of them in one collection:
-    graders/mutantrun.py ``grade_specs``), item by item alike, on the same examples (the
-    smoke profile). The same check at the grading profile's depth is ``nox -s deep``."""
+    """Every independent correct solution of the kata scores full marks in-process (all of
+    them in one collection: graders/mutantrun.py ``grade_specs``), and the blind ones (or
+    the first: ``mutant.isolated_alternative_specs``) isolated too (one grade each, through
+    the sandbox and the wire), item by item alike, on the same examples (the smoke
+    profile). ``nox -s deep`` grades every one in both modes at the grading profile's
+    depth."""
     specs = mutant.alternative_specs(name)
     in_process = mutantrun.grade_specs(name, specs, profile="smoke")
     problems = []
     for spec in specs:
         label = str(Path(spec).relative_to(catalog.ROOT))
-        isolated = grade.run(name, spec, profile="smoke")
-        try:
-            _same(label, isolated, in_process[spec])
-        except AssertionError as exc:
-            problems.append(str(exc))
-            continue
-        for g in (isolated, in_process[spec]):
+        grades = [in_process[spec]]
+        if spec in mutant.isolated_alternative_specs(name):
+            isolated = grade.run(name, spec, profile="smoke")
+            try:
+                _same(label, isolated, in_process[spec])
+            except AssertionError as exc:
+                problems.append(str(exc))
+                continue
+            grades.append(isolated)
+        for g in grades:
             if g.score != g.max_score:
                 problems.append(f"{label}: {g.score}/{g.max_score}\n{_failures(g)}")
     assert not problems, "\n\n".join(problems)
