@@ -66,7 +66,7 @@ def full_sandbox() -> bool:
     return caps.separate_uid and caps.mount_namespace
 
 
-def leftovers(marks: tuple[bytes, ...] = (b"kata_profile", b"987654")) -> list[str]:
+def leftovers(marks: tuple[bytes, ...] = (b"kata_profile", b"sleep\x00987654\x00")) -> list[str]:
     """Processes still running a candidate test (their pytest loads kata_profile), or
     holding one of ``marks`` in their command line."""
     found = []

@@ -132,7 +132,9 @@ def sleepers() -> list[int]:
                 cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
             except OSError:
                 continue
-            if b"987654" in cmd:
+            # leave_children's ``sleep 987654`` exactly: a test id holding the number (a
+            # pytest command line on another xdist worker) is no leftover
+            if cmd.startswith(b"sleep\x00987654\x00"):
                 out.append(int(entry))
     return out
 
