@@ -162,6 +162,19 @@ def test_good_config_accepted(good):
 
 
 # ------------------------------------------------------------------ head_of_line
+def chunks_match_the_model_every_step(work, label):
+    """Run the workload through the trusted simulator; every step's chunks must be the
+    model's."""
+    reqs, cfg = work
+
+    def check(c, now, w, d, answer):
+        chunks, _ = decision(answer)
+        want = dict(model.plan(c, now, w, d)[0])
+        assert chunks == want, f"{label} chunks at t={now}: want {want!r}, got {chunks!r}\n" \
+            f"{show(c, now, w, d)}"
+    run(cp, reqs, cfg, DYADIC, check)
+
+
 @pytest.mark.rubric("head_of_line")
 @given(states(policy="fcfs"))
 @example((config("fcfs", 6, False, None), 1.0,
@@ -184,14 +197,7 @@ def test_fcfs_prefill_exact(state):
 @given(workloads(policy="fcfs"))
 def test_fcfs_every_step_of_a_run(work):
     """Rules: FCFS order; Whole prompts without chunking"""
-    reqs, cfg = work
-
-    def check(c, now, w, d, answer):
-        chunks, _ = decision(answer)
-        want = dict(model.plan(c, now, w, d)[0])
-        assert chunks == want, f"fcfs chunks at t={now}: want {want!r}, got {chunks!r}\n" \
-            f"{show(c, now, w, d)}"
-    run(cp, reqs, cfg, DYADIC, check)
+    chunks_match_the_model_every_step(work, "fcfs")
 
 
 @pytest.mark.rubric("head_of_line")
@@ -234,14 +240,7 @@ def test_spf_prefill_exact(state):
 @given(workloads(policy="spf", starvation=False))
 def test_spf_every_step_of_a_run(work):
     """Rule: Shortest prefill first"""
-    reqs, cfg = work
-
-    def check(c, now, w, d, answer):
-        chunks, _ = decision(answer)
-        want = dict(model.plan(c, now, w, d)[0])
-        assert chunks == want, f"spf chunks at t={now}: want {want!r}, got {chunks!r}\n" \
-            f"{show(c, now, w, d)}"
-    run(cp, reqs, cfg, DYADIC, check)
+    chunks_match_the_model_every_step(work, "spf")
 
 
 # ------------------------------------------------------------------ anti_starvation
@@ -299,14 +298,7 @@ def test_starvation_bound_on_adversarial_streams(work):
 @given(workloads(policy="spf"))
 def test_anti_starvation_every_step_of_a_run(work):
     """Rule: Anti-starvation"""
-    reqs, cfg = work
-
-    def check(c, now, w, d, answer):
-        chunks, _ = decision(answer)
-        want = dict(model.plan(c, now, w, d)[0])
-        assert chunks == want, f"spf chunks at t={now}: want {want!r}, got {chunks!r}\n" \
-            f"{show(c, now, w, d)}"
-    run(cp, reqs, cfg, DYADIC, check)
+    chunks_match_the_model_every_step(work, "spf")
 
 
 # ------------------------------------------------------------------ metrics
