@@ -253,6 +253,15 @@ def test_spf_every_step_of_a_run(work):
           [{"id": "c", "arrival": 0.0, "prompt": 9, "prefilled": 0},
            {"id": "a", "arrival": 0.25, "prompt": 5, "prefilled": 0},
            {"id": "b", "arrival": 0.5, "prompt": 2, "prefilled": 0}], []))
+# the rule is ``now - arrival >= starvation_s`` computed so: in floating point it differs
+# from ``arrival + starvation_s <= now`` at these boundaries (0.7 - 0.2 < 0.5 while
+# 0.2 + 0.5 <= 0.7; 1.7 - 0.6 >= 1.1 while 0.6 + 1.1 > 1.7). Found blind: blind2_bug_3.
+@example((config("spf", 6, True, 0.5), 0.7,
+          [{"id": "a", "arrival": 0.2, "prompt": 9, "prefilled": 0},
+           {"id": "b", "arrival": 0.5, "prompt": 2, "prefilled": 0}], []))
+@example((config("spf", 6, True, 1.1), 1.7,
+          [{"id": "a", "arrival": 0.6, "prompt": 9, "prefilled": 0},
+           {"id": "b", "arrival": 0.7, "prompt": 2, "prefilled": 0}], []))
 def test_starving_first_exact(state):
     """Rule: Anti-starvation"""
     cfg, now, w, d = state
