@@ -294,6 +294,13 @@ def test_clip_fraction_edges_and_per_head():
     assert fp8.clip_fraction(x, f64(1.0, 1.0)) == 0.5
     assert fp8.clip_fraction(x, f64(2.0, 0.01)) == 0.5
     assert fp8.clip_fraction(np.float64(448.0 * 3.0), 3.0) == 0.0
+    # the rule is |x| / scale > 448 in float64, not |x| > 448 * scale: they differ here
+    # (134.4 / 0.3 > 448 while 134.4 == 448 * 0.3). Found blind: blind2_bug_2.
+    for x, scale in ((448.0 * 0.3, 0.3), (448.0 * 0.01, 0.01)):
+        want = float(abs(x) / scale > 448)
+        got = fp8.clip_fraction(np.float64(x), scale)
+        assert got == want, f"clip_fraction({x!r}, {scale}) = {got}, expected {want} " \
+            f"(|x| / scale = {abs(x) / scale!r})"
 
 
 @pytest.mark.rubric("clipping")
@@ -378,6 +385,26 @@ def test_simulator_matches_the_model(shape, data):
     want = h.model_error(q, k, v, sk, sv)
     assert got.shape == (hh,) and np.allclose(got, want, rtol=1e-6, atol=1e-12), (
         f"shape {shape}, scales {mode}: attention_error = {got}, expected {want}")
+
+
+@pytest.mark.rubric("attention_growth")
+def test_logits_beyond_exp_range_stay_finite():
+    """The row max is subtracted before exp: logits of a few thousand must not overflow
+    (found blind: blind2_bug_3).
+
+    Rule: The simulator
+    """
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((2, 8)) * 60.0
+    k = rng.standard_normal((64, 2, 8)) * 60.0
+    v = rng.standard_normal((64, 2, 8))
+    sk, sv = h.model_scale(k, True), h.model_scale(v, True)
+    got = np.asarray(fp8.attention_error(q, k, v, sk, sv))
+    want = h.model_error(q, k, v, sk, sv)
+    assert np.all(np.isfinite(want)), "the check needs a finite model answer"
+    assert got.shape == (2,) and np.allclose(got, want, rtol=1e-6, atol=1e-12), (
+        f"logits up to {np.abs(q @ k[:, 0].T).max() / np.sqrt(8):.0f}: attention_error = {got}, "
+        f"expected {want}")
 
 
 @pytest.mark.rubric("attention_growth")
