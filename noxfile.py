@@ -258,8 +258,8 @@ def deep(session: nox.Session) -> None:
     """The full-marks check at the grading profile's depth: the reference and every
     independent correct solution of each kata (or of the katas named), in-process, 150
     examples per property, and each independent solution isolated too, item by item as
-    in-process. The suite (`nox -s tests`) runs the same check on 10 examples (isolated: the
-    blind solutions only); run this one after changing a hidden test or a strategy."""
+    in-process. The suite (`nox -s tests`) runs the same check on 10 examples (isolated: one
+    blind solution per kata); run this one after changing a hidden test or a strategy."""
     python = _ensure_env(session)
     names = session.posargs or _kata_names()
     failed = []

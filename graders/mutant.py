@@ -140,12 +140,12 @@ def alternative_specs(kata: str) -> list[str]:
 
 
 def isolated_alternative_specs(kata: str) -> list[str]:
-    """The independent solutions the project's suite also grades isolated: every blind one
-    (``blind_*``, written from the prompt and the stub alone: the code least like ours to
-    cross the wire), else the first. ``nox -s deep`` grades every one in both modes."""
+    """The independent solution the project's suite also grades isolated: the first blind
+    one (``blind_*``, written from the prompt and the stub alone: the code least like ours
+    to cross the wire), else the first. ``nox -s deep`` grades every one in both modes."""
     specs = alternative_specs(kata)
     blind = [s for s in specs if Path(s).name.startswith("blind")]
-    return blind or specs[:1]
+    return (blind or specs)[:1]
 
 
 def bases(kata: str) -> list[Path]:

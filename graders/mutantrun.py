@@ -387,7 +387,7 @@ def grade_all(kata: str, profile: str = "grade") -> dict[str, Verdict]:
 def _solutions(kata: str, profile: str) -> int:
     """The reference and every independent solution: full marks in-process (one
     collection), then each alternative isolated too, item by item as in-process (the
-    suite grades only the blind alternatives isolated)."""
+    suite grades one blind alternative per kata isolated)."""
     from graders import grade
     specs = ["solutions", *mutant.alternative_specs(kata)]
     wrong = 0

@@ -151,10 +151,9 @@ def test_mutants_lose_their_rubric_items(name: str) -> None:
 @pytest.mark.parametrize("name", [k for k in KATAS if mutant.alternative_files(k)])
 def test_independent_solutions_score_full_marks(name: str) -> None:
     """Every independent correct solution of the kata scores full marks in-process (all of
-    them in one collection: graders/mutantrun.py ``grade_specs``), and the blind ones (or
-    the first: ``mutant.isolated_alternative_specs``) isolated too (one grade each, through
-    the sandbox and the wire), item by item alike, on the same examples (the smoke
-    profile). ``nox -s deep`` grades every one in both modes at the grading profile's
+    them in one collection: graders/mutantrun.py ``grade_specs``), and the first blind one
+    (or the first: ``mutant.isolated_alternative_specs``) isolated too (through the sandbox
+    and the wire), item by item alike, on the same examples (the smoke profile). ``nox -s deep`` grades every one in both modes at the grading profile's
     depth."""
     specs = mutant.alternative_specs(name)
     in_process = mutantrun.grade_specs(name, specs, profile="smoke")
