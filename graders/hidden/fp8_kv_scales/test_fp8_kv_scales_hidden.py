@@ -180,6 +180,28 @@ scales = st.floats(1e-6, 1e4).filter(lambda s: s > 0)
 
 
 @pytest.mark.rubric("scale_invariance")
+def test_the_division_is_one_float64_division():
+    """x / scale lands exactly on a rounding tie here, while x * (1 / scale) rounds twice and
+    misses it (found blind: hunt_1).
+
+    Rule: Scaling
+    """
+    grid = np.unique(np.abs(h.TABLE[np.isfinite(h.TABLE)]))
+    ties = (grid[:-1] + grid[1:]) / 2
+    cases = []
+    for scale in (1.1, 0.3, 0.7, 3.3, 0.013, 1 / 3):
+        x = ties * scale
+        hit = (x / scale == ties) & (x * (1.0 / scale) != ties)
+        cases += [(float(v), scale) for v in x[hit][:6]]
+    assert len(cases) >= 10, "the check needs inputs where the two roundings differ"
+    for x, scale in cases:
+        got = int(np.asarray(fp8.quantize(f64(x), scale))[0])
+        want = int(h.model_encode(f64(x / scale))[0])
+        assert got == want, (f"quantize([{x!r}], {scale!r}) = {got:#04x}, expected {want:#04x}: "
+                             f"x / scale = {x / scale!r} is a tie, rounded to even")
+
+
+@pytest.mark.rubric("scale_invariance")
 @given(st.lists(st.tuples(st.floats(2.0 ** -6, 448), st.booleans()), min_size=1, max_size=30),
        scales)
 def test_relative_error_is_bounded_for_any_scale(pairs, scale):
@@ -453,7 +475,8 @@ def test_clipping_grows_with_context_per_head():
 
 # ------------------------------------------------------------------ errors
 BAD_SCALES = [0.0, -1.0, math.nan, math.inf, -math.inf, f64(1.0, -2.0), f64(1.0, math.nan),
-              np.ones((2, 1)), f64(1.0, 1.0, 1.0), np.array([])]
+              np.ones((2, 1)), f64(1.0, 1.0, 1.0), np.array([]),
+              f64(1.0)]   # a per-head scale of length 1 for 2 heads (found blind: hunt_5)
 
 
 @pytest.mark.rubric("errors")
