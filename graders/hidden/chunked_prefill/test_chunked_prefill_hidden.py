@@ -18,7 +18,7 @@ from graders.hidden.chunked_prefill import model
 from graders.impl import kata_impl
 from graders.support import chunked_prefill as sim
 from tests.chunked_prefill.helpers import (DYADIC, H100, close, close_lists, config, decision,
-                                           request, run)
+                                           decoding, request, run)
 
 cp = kata_impl("chunked_prefill")
 
@@ -201,6 +201,28 @@ def test_fcfs_every_step_of_a_run(work):
 
 
 @pytest.mark.rubric("head_of_line")
+@pytest.mark.parametrize("state", [
+    # "spf" without chunking: the starving L comes first and does not fit the 7 tokens the
+    # decode leaves, so nothing is prefilled; S may not overtake it (found blind: hunt_3)
+    (config("spf", 8, False, 1.0), 2.0,
+     [{"id": "L", "arrival": 0.0, "prompt": 8, "prefilled": 0},
+      {"id": "S", "arrival": 1.9, "prompt": 3, "prefilled": 0}],
+     [decoding("d1", 0.0)]),
+    (config("fcfs", 8, False, None), 2.0,
+     [{"id": "L", "arrival": 0.0, "prompt": 8, "prefilled": 0},
+      {"id": "S", "arrival": 1.9, "prompt": 3, "prefilled": 0}],
+     [decoding("d1", 0.0)]),
+])
+def test_no_overtaking_without_chunking(state):
+    """Rules: Whole prompts without chunking; Anti-starvation"""
+    cfg, now, w, d = state
+    chunks, _ = decision(cp.plan_step(cfg, now, w, d))
+    want = dict(model.plan(cfg, now, w, d)[0])
+    assert want == {}, "the check needs a head that does not fit"
+    assert chunks == want, f"chunks: want {want!r}, got {chunks!r}\n{show(cfg, now, w, d)}"
+
+
+@pytest.mark.rubric("head_of_line")
 @pytest.mark.parametrize("cfg", [config("fcfs", 32_768, False), config("fcfs", 2048)])
 def test_scenario_log_exact(cfg):
     """Rules: FCFS order; Whole prompts without chunking; Fill in order"""
@@ -344,6 +366,27 @@ def test_metrics_read_the_logs_times():
         close_lists(cp.token_times(log)[rid], want[rid], f"token_times[{rid!r}]")
         close_lists(cp.itl(log)[rid], model.itl(log)[rid], f"itl[{rid!r}]")
         close(cp.ttft(log)[rid], model.ttft(log)[rid], f"ttft[{rid!r}]")
+
+
+def _sit_out_plan(cfg, now, w, d):
+    """Fixed steps in which decoder y sits out one step (the simulator writes any plan's log;
+    the metrics are defined on the log alone)."""
+    steps = {0.0: ([("x", 2), ("y", 2)], []), 0.375: ([], ["x"]), 0.5625: ([], ["x", "y"])}
+    return steps[now]
+
+
+@pytest.mark.rubric("latency_metrics")
+def test_inter_token_gaps_span_steps_a_decoder_sat_out():
+    """The gap is between a request's consecutive token times, not the length of the step
+    that made the later token (found blind: hunt_5).
+
+    Rule: Inter-token latency
+    """
+    log = sim.simulate([request("x", 0.0, 2, 3), request("y", 0.0, 2, 2)], config("fcfs", 4),
+                       {"a": 0.125, "b": 0.0625, "c": 0.0625}, _sit_out_plan)
+    for rid, want in model.itl(log).items():
+        close_lists(cp.itl(log)[rid], want, f"itl[{rid!r}] (y sits out the second step)")
+    assert model.itl(log)["y"] == [0.4375], "the check needs y's one gap to span two steps"
 
 
 @pytest.mark.rubric("slowdown")
