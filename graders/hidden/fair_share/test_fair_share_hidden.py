@@ -271,3 +271,19 @@ def test_visit_ends_in_the_call_that_served() -> None:
     assert tuple(fs.next_request()) == ("a", "a2", 3), (
         "a was already at the tail when b arrived, so a's next visit comes first")
     assert tuple(fs.next_request()) == ("b", "b1", 1)
+
+
+@pytest.mark.rubric("deficit_counter")
+@pytest.mark.parametrize("bad", [("a", "x", 0, 0), ("a", "x", -1, 2), ("", "x", 1, 0),
+                                 ("a", "x", 1.5, 0)])
+def test_a_refused_request_leaves_its_id_free(bad: tuple[object, ...]) -> None:
+    """A refused enqueue changes nothing, so its id is still free (found blind: hunt_4).
+
+    Rule: Bad input
+    """
+    fs = fs_mod.FairShare(1, 1, 4)
+    with pytest.raises(ValueError):
+        fs.enqueue(*bad)
+    assert fs.stats() == {}, f"enqueue{bad} was refused but stats() = {fs.stats()}"
+    assert fs.enqueue("a", "x", 1, 0) == 1, f"id 'x' must be free after enqueue{bad} failed"
+    assert tuple(fs.next_request()) == ("a", "x", 1)
