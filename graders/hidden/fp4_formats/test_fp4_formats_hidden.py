@@ -277,6 +277,23 @@ def test_nv_tensor_scale_is_float32_of_amax_over_2688():
 
 
 @pytest.mark.rubric("nv_scale")
+def test_nv_block_scale_divides_by_the_rounded_tensor_scale():
+    """The block scale is E4M3 of amax_b / (6 * tensor_scale) with the float32 tensor scale
+    the function returns, not 448 * amax_b / amax_t: they straddle an E4M3 tie here (found
+    blind: hunt_2).
+
+    Rule: The NVFP4 block scale
+    """
+    x = np.zeros(17, dtype=np.float32)
+    x[0], x[16] = 51.41234588623047, 1.7787753343582153
+    amax_t = float(x[0])
+    t = float(np.float32(amax_t / 2688.0))
+    assert o.e4m3(np.array([float(x[16]) / (6.0 * t)]))[0] != \
+        o.e4m3(np.array([448.0 * float(x[16]) / amax_t]))[0], "the check needs a straddled tie"
+    check_nv(x, "a block ratio near an E4M3 tie")
+
+
+@pytest.mark.rubric("nv_scale")
 def test_nv_small_block_far_below_the_max_is_flushed_or_kept():
     """Rules: The NVFP4 block scale; All-zero blocks"""
     x = np.zeros(64, dtype=np.float32)
