@@ -177,6 +177,23 @@ def test_rotation_matches_the_rule(case, dtype):
 
 
 @pytest.mark.rubric("rotation")
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64"])
+def test_rotation_returns_float64_whatever_x_holds(dtype):
+    """"It returns a new float64 array": a float32 or integer x is rotated in float64, not
+    written back into x's dtype (found blind: hunt_4).
+
+    Rule: Rotation angle
+    """
+    cfg = small(head_dim=8)
+    x = np.arange(16).reshape(2, 1, 8).astype(dtype)
+    p = np.array([3, 70])
+    got = np.asarray(rp.apply_rope(x, p, cfg))
+    assert got.dtype == np.float64, f"apply_rope of a {dtype} x returned {got.dtype}"
+    want = o.rope(x.astype(np.float64), p, o.freqs(cfg), "float64")
+    close(got / 15.0, want / 15.0, f"apply_rope of a {dtype} x", 1e-9)
+
+
+@pytest.mark.rubric("rotation")
 @given(rope_case(), st.integers(0, 5000))
 def test_dot_products_depend_on_distance_only(case, shift):
     """Rules: Rotation angle; Split-halves pairing"""
