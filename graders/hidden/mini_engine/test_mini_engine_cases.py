@@ -61,12 +61,22 @@ RECOMPUTE_TAIL = ((5, 1, 2, 2), [add([7], 3), add([17, 28], 2, seeded(29))])
 # itself, and that ends its allocation: no older request gives way for a request that is no
 # longer running (found blind: blind1_bug_1)
 SELF_SHORT = ((4, 2, 6, 4), [add([30, 5, 4, 3], 2), add([30, 8, 7, 1, 12], 1), steps(12)])
+# b's first chunk needs two blocks and one is free: b preempts itself, the chunk is not cut
+# to the free blocks (found blind: hunt_2)
+SHRINK = ((3, 2, 3, 2), [add([5, 20], 4), add([7, 11, 28], 3), steps(2)])
+# b, preempted after its first token, recomputes past its prompt in one chunk of 2 when
+# the budget allows: it is prefilling until its last token is computed (found blind: hunt_5)
+RECOMPUTE_PAST_PROMPT = ((5, 1, 2, 2), [add([25], 4), add([3], 3), steps(5)])
+# after a's blocks come back, b's next block is appended: blocks stay in sequence order
+# (found blind: hunt_3)
+SEQUENCE_ORDER = ((5, 1, 4, 2), [add([1], 3), add([2, 3], 3), steps(), ("abort", "r0"),
+                                 steps(2)])
 PROMPT_EXAMPLE = ((4, 2, 4, 2), [add([1, 2, 3], 3), add([4, 5, 6], 3), steps(5)])
 
 
 @pytest.mark.rubric("budget_order")
 @pytest.mark.parametrize("case", [HEAD_BLOCKS, DECODE_AND_PROMPT, CROWDED, TWO_VICTIMS,
-                                  RECOMPUTE_TAIL, PROMPT_EXAMPLE])
+                                  RECOMPUTE_TAIL, PROMPT_EXAMPLE, RECOMPUTE_PAST_PROMPT])
 def test_budget_and_order_cases(case: tuple[Any, list[Op]]) -> None:
     """Rules: One step; Decodes first; Token budget; Queues"""
     replay("budget_order", *case)
@@ -74,14 +84,14 @@ def test_budget_and_order_cases(case: tuple[Any, list[Op]]) -> None:
 
 @pytest.mark.rubric("preemption")
 @pytest.mark.parametrize("case", [CROWDED, TWO_VICTIMS, PROMPT_EXAMPLE, THREE_SMALL,
-                                  FULL_POOL, SELF_SHORT])
+                                  FULL_POOL, SELF_SHORT, SHRINK])
 def test_preemption_cases(case: tuple[Any, list[Op]]) -> None:
     """Rules: Preemption by recompute; Resume; One step"""
     replay("preemption", *case)
 
 
 @pytest.mark.rubric("block_accounting")
-@pytest.mark.parametrize("case", [THREE_SMALL, CROWDED, PROMPT_EXAMPLE])
+@pytest.mark.parametrize("case", [THREE_SMALL, CROWDED, PROMPT_EXAMPLE, SEQUENCE_ORDER])
 def test_block_accounting_cases(case: tuple[Any, list[Op]]) -> None:
     """Rule: Block accounting"""
     replay("block_accounting", *case)
@@ -131,3 +141,21 @@ def test_the_refusal_uses_the_exact_quantity() -> None:
     with pytest.raises(KeyError):
         engine.abort("big")
     assert engine.stats()["waiting"] == ["fits"]
+
+
+@pytest.mark.rubric("errors")
+def test_a_live_id_and_a_prompt_that_is_no_list_are_refused() -> None:
+    """An id is refused while its request is waiting or running, and a prompt must be a list
+    (found blind: hunt_1, hunt_4).
+
+    Rule: Bad input
+    """
+    engine = me.Engine(num_blocks=4, block_size=2, max_batched_tokens=4, max_running=2)
+    engine.add("a", [1, 2, 3], 2, GREEDY)
+    engine.step()                                      # "a" is running now
+    before = engine.stats()
+    assert before["running"] == ["a"], "the check needs 'a' running"
+    for args in (("a", [5], 1), ("b", (1, 2), 2), ("b", [], 2)):
+        with pytest.raises(ValueError):
+            engine.add(args[0], args[1], args[2], GREEDY)
+        assert engine.stats() == before, f"add{args} was refused but changed the stats"

@@ -309,6 +309,14 @@ class EngineMachine(RuleBasedStateMachine):
                    f"{ctx}: computed must then be {want.computed}, got {got}")
         self.check({"block_accounting"}, after["free_blocks"] == want.free,
                    f"{ctx}: free_blocks must then be {want.free}, got {after['free_blocks']}")
+        for rid, held in before["requests"].items():     # blocks are listed in sequence
+            if rid in preempted or rid not in after["requests"]:   # order: a sequence only
+                continue                                           # grows at its end
+            now_held = after["requests"][rid]["blocks"]
+            self.check({"block_accounting"}, list(now_held[:len(held["blocks"])]) ==
+                       list(held["blocks"]),
+                       f"{ctx}: request {rid!r} held blocks {held['blocks']} (in sequence "
+                       f"order) and now lists {now_held}: its first blocks must stay first")
 
     def teardown(self) -> None:
         """Drain: every live request finishes within sum(len(prompt) + max_tokens) steps."""
