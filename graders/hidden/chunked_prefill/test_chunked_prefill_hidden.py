@@ -144,10 +144,16 @@ def test_budget_never_exceeded_and_filled(state):
     {"starvation_s": True},
 ])
 def test_bad_config_raises(bad):
-    """Rule: Bad config"""
-    with pytest.raises(ValueError):
-        cp.plan_step({**config(), **bad}, 1.0, [{"id": "a", "arrival": 0.0, "prompt": 3,
-                                                 "prefilled": 0}], [])
+    """Whatever the state: a prompt waiting, decoders that take the whole budget, or nothing
+    at all (found blind: hunt2_5 checked the config only when prefill had budget left).
+
+    Rule: Bad config
+    """
+    waiting = [{"id": "a", "arrival": 0.0, "prompt": 3, "prefilled": 0}]
+    busy = [decoding(f"d{i}", 0.0) for i in range(8)]
+    for w, d in ((waiting, []), (waiting, busy), ([], [])):
+        with pytest.raises(ValueError):
+            cp.plan_step({**config(), **bad}, 1.0, w, d)
 
 
 @pytest.mark.rubric("budget_fill")
