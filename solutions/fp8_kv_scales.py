@@ -103,9 +103,10 @@ def dequantize(codes: np.ndarray, scale: float | np.ndarray) -> np.ndarray:
 def clip_fraction(x: np.ndarray, scale: float | np.ndarray) -> float:
     """Fraction of the entries of x with |x| / scale > 448 (the ones saturation changes)."""
     v = _real("x", x)
+    s = _scale(scale, v.shape)            # a bad scale raises, even for an empty x
     if v.size == 0:
         return 0.0
-    return float(np.count_nonzero(np.abs(v) / _scale(scale, v.shape) > E4M3_MAX) / v.size)
+    return float(np.count_nonzero(np.abs(v) / s > E4M3_MAX) / v.size)
 
 
 def calibrate_scale(samples: np.ndarray, per_head: bool = False,

@@ -287,3 +287,15 @@ def test_a_refused_request_leaves_its_id_free(bad: tuple[object, ...]) -> None:
     assert fs.stats() == {}, f"enqueue{bad} was refused but stats() = {fs.stats()}"
     assert fs.enqueue("a", "x", 1, 0) == 1, f"id 'x' must be free after enqueue{bad} failed"
     assert tuple(fs.next_request()) == ("a", "x", 1)
+
+
+@pytest.mark.rubric("deficit_counter")
+@pytest.mark.parametrize("args", [(True, 1, 4), (1, False, 4), (1, 1, True), (0, 1, 4),
+                                  (1, 1, 0), (1.0, 1, 4), (1, 1, "4")])
+def test_bad_scheduler_parameters(args: tuple[object, ...]) -> None:
+    """Weights and quantum are ints >= 1, and a bool is not an int (found blind: hunt2_4).
+
+    Rule: Bad input
+    """
+    with pytest.raises(ValueError):
+        fs_mod.FairShare(*args)

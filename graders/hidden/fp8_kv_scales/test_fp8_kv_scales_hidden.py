@@ -70,6 +70,22 @@ def cache_shapes(draw, max_tokens=12):
 
 # ------------------------------------------------------------------ e4m3_format
 @pytest.mark.rubric("e4m3_format")
+def test_signed_integers_at_their_limits():
+    """Integers are numbers too, their most negative value included: take the value, then
+    its magnitude (abs of an int8 -128 is still -128; found blind: hunt2_2).
+
+    Rule: Round to nearest even
+    """
+    for dtype in (np.int8, np.int16, np.int32, np.int64):
+        info = np.iinfo(dtype)
+        x = np.array([info.min, info.min + 1, -1, 0, 5, info.max], dtype=dtype)
+        got = np.asarray(fp8.encode_e4m3(x))
+        want = h.model_encode(x.astype(np.float64))
+        assert np.array_equal(got, want), f"encode_e4m3({x!r}): got {h.hexes(got)}, " \
+            f"expected {h.hexes(want)}"
+
+
+@pytest.mark.rubric("e4m3_format")
 def test_every_code_decodes_as_ml_dtypes_does():
     """Rules: Decoding; Signed zero"""
     codes = np.arange(256, dtype=np.uint8)
@@ -372,6 +388,18 @@ def test_per_tensor_amax_with_a_margin(values, margin):
 
 
 @pytest.mark.rubric("calibration")
+def test_calibration_of_integer_samples():
+    """amax of an int8 -128 is 128 (found blind: hunt2_1).
+
+    Rule: Calibration
+    """
+    x = np.array([[-128, 1], [3, -7]], dtype=np.int8)
+    assert fp8.calibrate_scale(x) == 128 / 448
+    got = np.asarray(fp8.calibrate_scale(x, per_head=True))
+    assert np.array_equal(got, f64(128 / 448, 7 / 448)), f"per head: got {got}"
+
+
+@pytest.mark.rubric("calibration")
 def test_calibration_on_a_four_dimensional_batch():
     """Rule: Calibration"""
     x = np.zeros((2, 5, 3, 4), dtype=np.float32)
@@ -486,6 +514,7 @@ def test_bad_scales_raise_everywhere(scale):
     x = np.ones((3, 2, 4))
     q = np.ones((2, 4))
     for call in (lambda: fp8.quantize(x, scale), lambda: fp8.clip_fraction(x, scale),
+                 lambda: fp8.clip_fraction(np.zeros((0, 2, 4)), scale),   # empty x (hunt2_3)
                  lambda: fp8.dequantize(np.zeros((3, 2, 4), np.uint8), scale),
                  lambda: fp8.attention_error(q, x, x, scale, 1.0),
                  lambda: fp8.attention_error(q, x, x, 1.0, scale)):
@@ -506,6 +535,8 @@ def test_bad_arrays_raise():
             fp8.decode_e4m3(codes)
     for samples, kw in ((np.zeros((0, 2, 3)), {}), (f64(1.0, math.inf), {}),
                         (f64(1.0, 2.0), {"per_head": True}), (f64(1.0), {"margin": 0.0}),
+                        (np.array([[math.inf, 1.0]]), {"per_head": True}),   # hunt2_4
+                        (np.array([[1.0, math.nan]]), {"per_head": True}),
                         (f64(1.0), {"margin": -1.0}), (f64(1.0), {"margin": math.nan})):
         with pytest.raises(ValueError):
             fp8.calibrate_scale(samples, **kw)
