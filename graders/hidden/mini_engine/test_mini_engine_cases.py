@@ -119,7 +119,10 @@ def test_streams_and_drain_cases(case: tuple[Any, list[Op]]) -> None:
 
 @pytest.mark.rubric("errors")
 @pytest.mark.parametrize("args", [(0, 1, 1, 1), (1, 0, 1, 1), (4, 1, 0, 1), (4, 1, 1, 0),
-                                  (-3, 1, 1, 1), (4.0, 1, 1, 1), (4, 1, 2, 3), (4, "2", 2, 1)])
+                                  (-3, 1, 1, 1), (4.0, 1, 1, 1), (4, 1, 2, 3), (4, "2", 2, 1),
+                                  # found blind: hunt2_1 (a bool), hunt2_3 (TypeError)
+                                  (4, 2, 4, True), (True, 2, 4, 1), (4, 2, None, 2),
+                                  (4, 2, "8", 2), (None, 2, 4, 2)])
 def test_bad_engine_parameters(args: tuple[Any, ...]) -> None:
     """Rule: Bad input"""
     with pytest.raises(ValueError):
@@ -155,7 +158,8 @@ def test_a_live_id_and_a_prompt_that_is_no_list_are_refused() -> None:
     engine.step()                                      # "a" is running now
     before = engine.stats()
     assert before["running"] == ["a"], "the check needs 'a' running"
-    for args in (("a", [5], 1), ("b", (1, 2), 2), ("b", [], 2)):
+    for args in (("a", [5], 1), ("b", (1, 2), 2), ("b", [], 2),
+                 ("b", [1], True), ("b", [1.5], 1), ("b", [True], 1)):   # hunt2_4, hunt2_5
         with pytest.raises(ValueError):
             engine.add(args[0], args[1], args[2], GREEDY)
         assert engine.stats() == before, f"add{args} was refused but changed the stats"

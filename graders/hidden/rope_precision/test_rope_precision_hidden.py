@@ -400,6 +400,11 @@ BAD_CALLS = {
     "high_not_above_low": lambda: rp.inv_freq(_bad_scaling(high_freq_factor=1.0)),
     "no_original_length": lambda: rp.inv_freq(_bad_scaling(original_max_position_embeddings=None)),
     "float_positions": lambda: rp.angles(np.array([1.5, 2.0]), small(), "bfloat16"),
+    # found blind: hunt2_1 (HF's legacy "type" key is no rope_type), hunt2_2 (whole floats
+    # are still floats), hunt2_5 (one position broadcast over three tokens)
+    "legacy_type_key": lambda: rp.inv_freq(_bad_scaling(rope_type=None, type="llama3")),
+    "whole_float_positions": lambda: rp.angles(np.array([1.0, 2.0]), small(), "bfloat16"),
+    "x_tokens_broadcast": lambda: rp.apply_rope(np.zeros((3, 1, 8)), ints(5), small()),
     "2d_positions": lambda: rp.angles(np.zeros((2, 2), dtype=np.int64), small(), "bfloat16"),
     "negative_position": lambda: rp.apply_rope(np.zeros((2, 1, 8)), ints(3, -1), small()),
     "x_wrong_head_dim": lambda: rp.apply_rope(np.zeros((2, 1, 6)), ints(0, 1), small()),
