@@ -294,6 +294,23 @@ def test_nv_block_scale_divides_by_the_rounded_tensor_scale():
 
 
 @pytest.mark.rubric("nv_scale")
+def test_nv_elements_are_divided_exactly_once():
+    """606.4344 / (1.0829185 * 448) lies just above the 1.25 tie, so it rounds up to 1.5;
+    dividing in float32 by the two scales in turn lands on 1.25 and rounds to even, 1.0
+    (found blind: hunt2_1).
+
+    Rule: The NVFP4 block scale
+    """
+    x = f32(2910.885009765625, 606.4343872070312)
+    _, s_b, s_t = o.nvfp4(x)
+    two_steps = (x / np.float32(s_t)) / np.float32(s_b[0])
+    assert o.e2m1(two_steps.astype(np.float64))[1] != \
+        o.e2m1(np.array([float(x[1]) / (float(s_t) * float(s_b[0]))]))[0], \
+        "the check needs an element that two float32 divisions round to the other side"
+    check_nv(x, "an element just above an E2M1 tie")
+
+
+@pytest.mark.rubric("nv_scale")
 def test_nv_small_block_far_below_the_max_is_flushed_or_kept():
     """Rules: The NVFP4 block scale; All-zero blocks"""
     x = np.zeros(64, dtype=np.float32)
