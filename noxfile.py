@@ -70,14 +70,15 @@ def _ensure_env(session: nox.Session, extras: tuple[str, ...] = ("dev",)) -> str
     uv = shutil.which("uv")
     if not Path(python).exists():
         if uv:
-            session.run_install(uv, "venv", "--seed", "--quiet", "--python", sys.executable,
-                        str(ENV_DIR), external=True)
+            session.run_install(uv, "venv", "--seed", "--quiet", "--python",
+                                sys.executable, str(ENV_DIR), external=True)
         else:
             session.run_install(sys.executable, "-m", "venv", str(ENV_DIR), external=True)
     plain = [r for r in reqs if not r.startswith("torch")]
     torch = [r for r in reqs if r.startswith("torch")]
     if uv:
-        session.run_install(uv, "pip", "install", "--quiet", "--python", python, *plain, external=True)
+        session.run_install(uv, "pip", "install", "--quiet", "--python", python, *plain,
+                            external=True)
     else:
         session.run_install(python, "-m", "pip", "install", "--quiet", *plain, external=True)
     if torch:  # pip, not uv: pip's configuration here finds the CPU build on local disk

@@ -93,6 +93,14 @@ class Grade:
         return sum(i.item.points for i in self.items if i.status != "skipped")
 
 
+def items_that_differ(a: Grade, b: Grade) -> dict[str, tuple[str, str | None]]:
+    """Rubric items whose status differs between two grades of one submission (isolated
+    and in-process, say): item -> (status in ``a``, status in ``b``)."""
+    in_b = {r.item.id: r.status for r in b.items}
+    return {r.item.id: (r.status, in_b.get(r.item.id)) for r in a.items
+            if in_b.get(r.item.id) != r.status}
+
+
 def _describe_exit(code: int) -> str:
     if code < 0:
         try:

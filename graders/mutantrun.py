@@ -403,11 +403,10 @@ def _solutions(kata: str, profile: str) -> int:
             for r in lost:
                 print(f"    lost {r.item.id}: " + r.message.replace("\n", "\n    ")[:1500])
             wrong += bool(lost) or got.score != got.max_score
-        if len(grades) == 2:
-            by_mode = [{r.item.id: r.status for r in got.items} for _, got in grades]
-            if by_mode[0] != by_mode[1]:
-                print(f"    the modes differ: {by_mode[0]} in-process, {by_mode[1]} isolated")
-                wrong += 1
+        differ = grade.items_that_differ(g, grades[-1][1])
+        if differ:
+            print(f"    the modes differ (in-process, isolated): {differ}")
+            wrong += 1
     return 1 if wrong else 0
 
 

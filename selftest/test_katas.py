@@ -40,11 +40,7 @@ def _same_in_both_modes(name: str, spec: str) -> tuple[grade.Grade, grade.Grade]
 
 def _same(spec: str, isolated: grade.Grade, in_process: grade.Grade) -> None:
     """Each rubric item has the same status in both grades."""
-    by_mode = {mode: {r.item.id: r.status for r in g.items}
-               for mode, g in (("isolated", isolated), ("in-process", in_process))}
-    differ = {item: (status, by_mode["in-process"].get(item))
-              for item, status in by_mode["isolated"].items()
-              if by_mode["in-process"].get(item) != status}
+    differ = grade.items_that_differ(isolated, in_process)
     assert not differ, (
         f"{spec}: rubric items differ between modes (isolated, in-process): {differ}\n"
         f"isolated:\n{_failures(isolated)}\nin-process:\n{_failures(in_process)}")
@@ -153,15 +149,16 @@ def test_independent_solutions_score_full_marks(name: str) -> None:
     """Every independent correct solution of the kata scores full marks in-process (all of
     them in one collection: graders/mutantrun.py ``grade_specs``), and the first blind one
     (or the first: ``mutant.isolated_alternative_specs``) isolated too (through the sandbox
-    and the wire), item by item alike, on the same examples (the smoke profile). ``nox -s deep`` grades every one in both modes at the grading profile's
-    depth."""
+    and the wire), item by item alike, on the same examples (the smoke profile).
+    ``nox -s deep`` grades every one in both modes at the grading profile's depth."""
     specs = mutant.alternative_specs(name)
     in_process = mutantrun.grade_specs(name, specs, profile="smoke")
+    isolate = mutant.isolated_alternative_specs(name)
     problems = []
     for spec in specs:
         label = str(Path(spec).relative_to(catalog.ROOT))
         grades = [in_process[spec]]
-        if spec in mutant.isolated_alternative_specs(name):
+        if spec in isolate:
             isolated = grade.run(name, spec, profile="smoke")
             try:
                 _same(label, isolated, in_process[spec])
