@@ -130,32 +130,54 @@ def slug(name: str) -> str:
 
 # -- the stub and the workspace -----------------------------------------------------------------
 
-def pristine_stub(kata: catalog.Kata) -> tuple[str, str]:
-    """The committed stub and where it came from: a bundle's copy, git HEAD, or (with
-    neither) ``katas/NAME`` itself once it passes as a stub. WorkspaceError otherwise."""
+def pristine_stub(kata: catalog.Kata) -> tuple[dict[str, str], str]:
+    """The committed stub, its code files (path in the kata folder -> text), and where it
+    came from: git HEAD; in a candidate bundle its copy ``graders/stubs/NAME.py`` (the
+    other files as shipped); with neither, ``katas/NAME`` itself once it passes as a stub.
+    WorkspaceError otherwise."""
+    folder = f"katas/{kata.name}"
     copy = STUBS_DIR / f"{kata.name}.py"
     if copy.is_file():
-        return copy.read_text(encoding="utf-8"), f"graders/stubs/{kata.name}.py"
-    try:
-        proc = subprocess.run(["git", "show", f"HEAD:katas/{kata.name}/__init__.py"],
-                              cwd=catalog.ROOT, capture_output=True, text=True, timeout=30)
-        if proc.returncode == 0:
-            return proc.stdout, f"katas/{kata.name}/__init__.py at git HEAD"
-    except (OSError, subprocess.SubprocessError):
-        pass
-    path = kata.folder / "__init__.py"
-    source = path.read_text(encoding="utf-8")
+        files = {p.relative_to(kata.folder).as_posix(): p.read_text(encoding="utf-8")
+                 for p in _code_files(kata.folder)}
+        files["__init__.py"] = copy.read_text(encoding="utf-8")
+        return files, f"graders/stubs/{kata.name}.py (a candidate bundle)"
+    files = _committed(folder)
+    if files:
+        return files, f"{folder} at git HEAD {commit_text().split()[0]}"
+    files = {p.relative_to(kata.folder).as_posix(): p.read_text(encoding="utf-8")
+             for p in _code_files(kata.folder)}
     try:
         from graders.bundle import stub_problems   # the full repository only
     except ImportError:
-        problems = [f"{path}: no committed stub to compare it with (no git, no "
+        problems = [f"{folder}: no committed stub to compare it with (no git history, no "
                     "graders/stubs copy)"]
     else:
-        problems = stub_problems(source, str(path))
-    if problems:
-        raise WorkspaceError("katas/{} is not the stub, and no committed stub is at hand:\n  "
-                             .format(kata.name) + "\n  ".join(problems))
-    return source, f"katas/{kata.name}/__init__.py (checked to be a stub; no git)"
+        problems = [p for rel, text in files.items()
+                    for p in stub_problems(text, f"{folder}/{rel}")]
+    if problems or "__init__.py" not in files:
+        raise WorkspaceError(f"{folder} is not the stub, and no committed stub is at hand:\n  "
+                             + "\n  ".join(problems or [f"{folder}/__init__.py is missing"]))
+    return files, f"{folder} (checked to be a stub; no git history)"
+
+
+def _committed(folder: str) -> dict[str, str]:
+    """The .py files under ``folder`` in git HEAD (empty without git or history)."""
+    try:
+        listing = subprocess.run(["git", "ls-tree", "-r", "-z", "--name-only", "HEAD", "--",
+                                  folder + "/"], cwd=catalog.ROOT, capture_output=True,
+                                 timeout=30)
+        files = {}
+        for name in filter(None, listing.stdout.decode().split("\0")):
+            if listing.returncode != 0 or not name.endswith(".py"):
+                continue
+            show = subprocess.run(["git", "show", f"HEAD:{name}"], cwd=catalog.ROOT,
+                                  capture_output=True, timeout=30)
+            if show.returncode == 0:
+                files[name[len(folder) + 1:]] = show.stdout.decode("utf-8", "replace")
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    return files if "__init__.py" in files else {}
 
 
 def candidate_prompt(kata: catalog.Kata) -> str:
@@ -176,24 +198,31 @@ def _code_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def differs_from_stub(folder: Path, stub: str) -> list[str]:
-    """The files that make ``folder`` more than the stub: a changed or missing
-    __init__.py, any other .py file."""
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def differs_from_stub(folder: Path, stub: dict[str, str]) -> list[str]:
+    """The files that make ``folder`` more (or less) than the stub: a changed or missing
+    stub file, any other .py file."""
     found = []
-    init = folder / "__init__.py"
-    if not init.is_file():
-        found.append(f"{init} is missing")
-    elif init.read_text(encoding="utf-8", errors="replace") != stub:
-        changed = sum(1 for line in difflib.unified_diff(
-            stub.splitlines(), init.read_text(encoding="utf-8", errors="replace").splitlines(),
-            lineterm="", n=0) if line[:1] in "+-" and line[:3] not in ("+++", "---"))
-        found.append(f"{init} differs from the stub ({changed} line"
-                     + ("" if changed == 1 else "s") + " changed)")
-    found += [f"{p} is not part of the stub" for p in _code_files(folder) if p != init]
+    for rel, text in stub.items():
+        path = folder / rel
+        if not path.is_file():
+            found.append(f"{path} is missing")
+        elif _read(path) != text:
+            changed = sum(1 for line in difflib.unified_diff(
+                text.splitlines(), _read(path).splitlines(), lineterm="", n=0)
+                if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+            found.append(f"{path} differs from the stub ({changed} line"
+                         + ("" if changed == 1 else "s") + " changed)")
+    found += [f"{p} is not part of the stub" for p in _code_files(folder)
+              if p.relative_to(folder).as_posix() not in stub]
     return found
 
 
-def prepare_workspace(kata: catalog.Kata, impl: str | None, record: Path, stub: str) -> Path:
+def prepare_workspace(kata: catalog.Kata, impl: str | None, record: Path,
+                      stub: dict[str, str]) -> Path:
     """The folder the candidate edits, holding exactly the stub. Default: ``record``/work,
     written now. ``impl``: that folder (``katas`` for katas/NAME), filled from the stub when
     absent or empty; WorkspaceError naming the files when it holds anything else."""
@@ -214,27 +243,31 @@ def prepare_workspace(kata: catalog.Kata, impl: str | None, record: Path, stub: 
                     f"-- katas/{kata.name}, or empty the folder), then start again.")
             return work
         work.mkdir(parents=True, exist_ok=True)
-    (work / "__init__.py").write_text(stub, encoding="utf-8")
+    for rel, text in stub.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text, encoding="utf-8")
     (work / "README.md").write_text(candidate_prompt(kata) + "\n", encoding="utf-8")
     return work
 
 
-def workspace_diff(work: Path, stub: str, name: str) -> str:
+def workspace_diff(work: Path, stub: dict[str, str], name: str) -> str:
     """The workspace's code as a unified diff against the stub (every .py file)."""
+    if not (work / "__init__.py").is_file():
+        return f"(the workspace {work} holds no __init__.py)"
     parts = []
-    for path in _code_files(work) if work.is_dir() else []:
+    for path in _code_files(work):
         rel = path.relative_to(work).as_posix()
-        base = stub if rel == "__init__.py" else ""
+        base = stub.get(rel)
         try:
-            now = path.read_text(encoding="utf-8", errors="replace")
+            now = _read(path)
         except OSError:
             continue
         parts.append("".join(difflib.unified_diff(
-            base.splitlines(keepends=True), now.splitlines(keepends=True),
-            fromfile=f"stub katas/{name}/{rel}" if base else "/dev/null",
+            (base or "").splitlines(keepends=True), now.splitlines(keepends=True),
+            fromfile=f"stub katas/{name}/{rel}" if base is not None else "/dev/null",
             tofile=f"final {rel}")))
-    if not work.is_dir() or not (work / "__init__.py").is_file():
-        return f"(the workspace {work} holds no __init__.py)"
+    parts += [f"--- stub katas/{name}/{rel}\n+++ (deleted)\n" for rel in stub
+              if not (work / rel).is_file()]
     return "".join(p if p.endswith("\n") else p + "\n" for p in parts if p) or \
         "(no change from the stub)"
 
@@ -279,7 +312,7 @@ class Session:
     out: Path = Path("interviews")
     profile: str = "grade"
     work: Path | None = None           # the folder the candidate edits
-    stub_source: str = ""
+    stub: dict[str, str] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
     started_wall: float = field(default_factory=time.time)
     hints_taken: list[tuple[float, str]] = field(default_factory=list)
@@ -337,7 +370,7 @@ def write_session_info(s: Session, stub_origin: str) -> None:
             "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.started_wall)),
             "minutes": s.minutes, "hints_allowed": s.hints_allowed, "pid": os.getpid(),
             "workspace": str(s.work), "profile": s.profile, "commit": commit_text(),
-            "stub_origin": stub_origin, "stub": s.stub_source,
+            "stub_origin": stub_origin, "stub": s.stub,
             "rubric": rubric_data(s.kata)}
     _write_atomic(s.record / SESSION_FILE, json.dumps(info, indent=2) + "\n")
 
@@ -614,11 +647,17 @@ def report_data(folder: Path, ended: str, time_used: float, graded: dict[str, An
         "settings": {"profile": info.get("profile", "grade"),
                      "workspace": str(work), "commit": info.get("commit", "unknown"),
                      "stub": info.get("stub_origin", "")},
-        "grade": graded, "diff": workspace_diff(work, info.get("stub", ""), info["kata"]),
+        "grade": graded, "diff": workspace_diff(work, _stub_of(info), info["kata"]),
         "folder": str(folder),
     }
     data.update(marks_part(read_marks_file(folder)))
     return data
+
+
+def _stub_of(info: dict[str, Any]) -> dict[str, str]:
+    """session.json's stub (an older one held __init__.py's text alone)."""
+    stub = info.get("stub", {})
+    return {"__init__.py": stub} if isinstance(stub, str) else dict(stub)
 
 
 def totals(data: dict[str, Any]) -> dict[str, Any]:
@@ -1044,7 +1083,7 @@ def run_session(kata: catalog.Kata, args: argparse.Namespace) -> int:
         return 2
     s = Session(kata, args.minutes if args.minutes is not None else kata.minutes,
                 not args.no_hints, candidate=candidate, out=args.out,
-                profile=args.profile or "grade", stub_source=stub)
+                profile=args.profile or "grade", stub=stub)
     record = open_record(s)
     try:
         s.work = prepare_workspace(kata, args.impl, record, stub)

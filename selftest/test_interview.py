@@ -234,9 +234,9 @@ def _finished_report(tmp_path: Path) -> Path:
 
     kata = catalog.load(MARKED)
     s = interview.Session(kata, 45, True, candidate="Zoe", out=tmp_path / "iv",
-                          stub_source=interview.pristine_stub(kata)[0])
+                          stub=interview.pristine_stub(kata)[0])
     folder = interview.open_record(s)
-    s.work = interview.prepare_workspace(kata, None, folder, s.stub_source)
+    s.work = interview.prepare_workspace(kata, None, folder, s.stub)
     interview.write_session_info(s, "test")
     summary = interview.grade_summary(_Graded(kata, "rollback"))
     return interview.write_report(folder, "submitted", 100.0, summary, 2.0)
@@ -465,8 +465,9 @@ def test_each_candidate_starts_from_the_stub(back_to_back: dict[str, Any]) -> No
     assert sorted(folders) == ["Alice Smith", "Bob", "Carol"]
     assert folders["Alice Smith"].name.startswith(f"{BACK}-Alice-Smith-")
     stub = interview.pristine_stub(catalog.load(BACK))[0]
+    assert list(stub) == ["__init__.py"]
     for name in ("Bob", "Carol"):
-        assert (folders[name] / "work" / "__init__.py").read_text() == stub
+        assert (folders[name] / "work" / "__init__.py").read_text() == stub["__init__.py"]
     alice = (folders["Alice Smith"] / "report.md").read_text()
     bob = (folders["Bob"] / "report.md").read_text()
     assert f"+{MARKER} = 1" in alice
