@@ -665,6 +665,8 @@ def totals(data: dict[str, Any]) -> dict[str, Any]:
     marks = data.get("marks", {})
     by_interviewer = [i for i in data["rubric"] if i["graded_by"] != "tests"]
     graded = data.get("grade")
+    if graded and graded.get("public_only"):
+        graded = None    # a candidate bundle's run of the public tests: not a score
     t_score = graded["score"] if graded else 0
     t_max = graded["max_score"] if graded else sum(i["points"] for i in data["rubric"]
                                                    if i["graded_by"] == "tests")
@@ -730,7 +732,9 @@ def render_markdown(data: dict[str, Any], candidate: bool = False) -> str:
             md.append(f"## Score: {tot['score']}/{tot['max_score']} ({tests}: public + "
                       "hidden)")
     else:
-        md.append(f"## Score: not graded by the tests (the session ended by: {data['ended']}; "
+        why = ("public tests only: a candidate bundle holds no hidden tests"
+               if graded is not None else f"the session ended by: {data['ended']}")
+        md.append(f"## Score: not graded by the tests ({why}; "
                   f"nox -s interview -- grade {data.get('folder', 'DIR')} grades it)"
                   + (f"; {interviewer}" if tot["interviewer_max"] else ""))
     md += ["", "| rubric item | graded by | points | status | tests passed "
@@ -1476,8 +1480,9 @@ def grade_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="nox -s interview -- grade",
         description="Grade the workspace of a session that ended without a submission "
-                    "(quit, Ctrl-C, a closed terminal, a killed process) and write its "
-                    "reports, keeping how it ended, its time and its marks.")
+                    "(quit, Ctrl-C, a closed terminal, a killed process), or one run in a "
+                    "candidate bundle (public tests only there), with the public and hidden "
+                    "tests, and write its reports, keeping how it ended, its time and marks.")
     parser.add_argument("folder", type=Path, help="the interview's folder, interviews/KATA-...")
     parser.add_argument("--profile", default=None, choices=("grade", "selftest", "kata"),
                         help="Hypothesis profile (default: the session's own)")
@@ -1497,15 +1502,22 @@ def grade_main(argv: list[str]) -> int:
         print(f"interview grade: the session is still running (process {info.get('pid')}): "
               "it is graded when the candidate submits", file=sys.stderr)
         return 2
-    if old is not None and old.get("grade") is not None:
+    if old is not None and old.get("grade") is not None \
+            and not old["grade"].get("public_only"):
         print(f"interview grade: {folder} is graded already ({old['ended']}): "
               f"{total_line(folder)}; nothing changed", file=sys.stderr)
         return 2
+    if not catalog.load(info["kata"]).hidden_tests.is_dir():
+        print(f"interview grade: the hidden tests of {info['kata']} are not here (a candidate "
+              "bundle): grade the session from the full repository", file=sys.stderr)
+        return 2
     work = Path(info.get("workspace", folder / WORK_DIR))
+    if not work.is_dir() and (folder / WORK_DIR).is_dir():
+        work = folder / WORK_DIR       # the session's folder was moved or copied here
     if not work.is_dir():
         print(f"interview grade: the session's workspace {work} is gone", file=sys.stderr)
         return 2
-    if old is not None:
+    if old is not None:   # quit, Ctrl-C, end of input; or a bundle's public-only grade
         ended, used = old["ended"], float(old["time_used_s"])
     else:   # the process died before writing anything: its log says how far it got
         events = read_events(folder)
