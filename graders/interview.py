@@ -935,11 +935,7 @@ def run_public(s: Session, why: str) -> dict[str, str]:
     status: dict[str, str] = {}
     failing: dict[str, str] = {}
     if problem is None:
-        status, failing = _public_results(s)
-        lines = list(failing.values())
-        if lines and "passed" not in status.values() and all(
-                "failed to import: " in x or "while being imported" in x for x in lines):
-            problem = lines[0].split("failed to import: ", 1)[-1]
+        status, failing, problem = _public_results(s)
     now = s.elapsed()
     for item, st in status.items():
         if st == "passed":
@@ -951,9 +947,15 @@ def run_public(s: Session, why: str) -> dict[str, str]:
     return status
 
 
-def _public_results(s: Session) -> tuple[dict[str, str], dict[str, str]]:
+IMPORT_FAILURE = re.compile(r"failed to import: ([^\n]*)|(called exit\(.*?\) while being "
+                            r"imported)")
+
+
+def _public_results(s: Session) -> tuple[dict[str, str], dict[str, str], str | None]:
     """One pytest run of the public tests on the workspace, in-process (the candidate's
-    own code, on the candidate's machine, as ``nox -s kata`` runs it)."""
+    own code, on the candidate's machine, as ``nox -s kata`` runs it): each item's status,
+    each failing item's first failure line, and why the code does not load when every
+    failure is its import's."""
     with tempfile.TemporaryDirectory() as tmp:
         progress = Path(tmp) / "progress.jsonl"
         env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
@@ -975,17 +977,24 @@ def _public_results(s: Session) -> tuple[dict[str, str], dict[str, str]]:
                  for t in e["tests"]}
     status: dict[str, str] = {}
     failing: dict[str, str] = {}
+    imports: list[str | None] = []
     for e in events:
         if e["event"] != "result" or rubric_of.get(e["nodeid"]) is None:
             continue
         item = rubric_of[e["nodeid"]]
         if e["outcome"] in ("passed", "skipped"):
             status.setdefault(item, "passed")
+            imports.append(None)
         else:
             status[item] = "failed"
+            message = e.get("message", "")
             failing.setdefault(item, _clip(f"{e['nodeid'].split('::')[-1]}: "
-                                           f"{first_line(e.get('message', '')) or 'failed'}"))
-    return status, failing
+                                           f"{first_line(message) or 'failed'}"))
+            said = "\n".join(x[1:].strip() for x in message.splitlines() if x.startswith("E "))
+            found = IMPORT_FAILURE.search(said)   # what it says, not the source it quotes
+            imports.append(_clip((found.group(1) or found.group(2)).strip()) if found else None)
+    problem = imports[0] if imports and all(imports) else None
+    return status, failing, problem
 
 
 def run_summary(why: str, status: dict[str, str], failing: dict[str, str] | None = None,

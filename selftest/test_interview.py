@@ -406,6 +406,9 @@ def back_to_back(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         seen["syntax_line"] = int(alice.match.group(1))
         seen["stub_lines"] = len(stub.splitlines())
         view.expect(r"saved: does not load: SyntaxError at line")
+        (work / "__init__.py").write_text("import no_such_module_for_the_test\n")
+        alice.expect(r"saved: does not load: ModuleNotFoundError: No module named "
+                     r"'no_such_module_for_the_test'")
         (work / "__init__.py").write_text(stub + f"\n{MARKER} = 1\n")
         alice.expect(r"saved: 0/\d+ rubric items pass the public tests\r\n  failing \w+: "
                      r"test_\w+: not implemented yet")
