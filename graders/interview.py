@@ -227,7 +227,7 @@ def prepare_workspace(kata: catalog.Kata, impl: str | None, record: Path,
     written now. ``impl``: that folder (``katas`` for katas/NAME), filled from the stub when
     absent or empty; WorkspaceError naming the files when it holds anything else."""
     if impl is None:
-        work = record / WORK_DIR
+        work = (record / WORK_DIR).resolve()   # the tests and the grade run from the root
         work.mkdir()
     else:
         work = kata.folder if impl == "katas" else Path(impl).expanduser().resolve()
@@ -1432,7 +1432,7 @@ def _companion(kata: catalog.Kata, out: Path, session: Path | None, by: str) -> 
             history = read_marks_file(folder)["history"] if folder is not None else []
             for m in history:
                 print(f"  {m['when']} {m['item']}: {points_text(m['points'])}/{m['max']} "
-                      f"by {_mark_by(m)} {m['note']}")
+                      f"by {_mark_by(m)}" + (f": {m['note']}" if m["note"] else ""))
             if not history:
                 print("  no marks yet")
             elif folder is not None:

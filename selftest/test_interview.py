@@ -364,6 +364,15 @@ def test_html_diff_keeps_its_lines_without_css() -> None:
     assert "display:block" not in page, "one line per span must not need the stylesheet"
 
 
+def test_the_notes_header_gives_the_sessions_own_minutes() -> None:
+    from graders import interview
+
+    kata = catalog.load(MARKED)
+    assert interview.interviewer_notes(kata, 15).splitlines()[0].endswith(
+        "(spec_decode, 15 minutes; the kata's usual 55 minutes)")
+    assert interview.interviewer_notes(kata).splitlines()[0].endswith("(spec_decode, 55 minutes)")
+
+
 def test_the_candidates_prompt_keeps_the_interviewers_question() -> None:
     from graders import interview
 
