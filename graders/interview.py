@@ -1041,31 +1041,31 @@ def has_notes(kata: catalog.Kata) -> bool:
         i.extra.get("follow_ups") or i.extra.get("good_answer") for i in kata.rubric)
 
 
-def submit(s: Session) -> dict[str, Any] | None:
+def submit(s: Session, opening: str = "") -> dict[str, Any] | None:
+    """The session's end by submission: grade the workspace with the public and hidden
+    tests. From here on a Ctrl-C (or SIGTERM, SIGHUP) no longer stops anything: it would
+    only leave the grade's processes behind (run_session restores the handlers)."""
     from graders import grade
 
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _grading_goes_on)
     s.end()   # the candidate's time stops here; the grading is timed on its own
     assert s.work is not None
+    if opening:
+        _say(opening)
     hidden = s.kata.hidden_tests.is_dir()
     s.event("grading", time_used=round(s.used(), 2))
-    print(f"\nGrading with the {'public and hidden' if hidden else 'public'} tests...",
-          flush=True)
+    _say(f"\nGrading with the {'public and hidden' if hidden else 'public'} tests...")
     start = time.monotonic()
-    # the session is over: a Ctrl-C now would only leave the grade's processes behind
-    held = {sig: signal.signal(sig, _grading_goes_on)
-            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         result, s.grading_s = grade_workspace(s.kata.name, s.work, s.profile)
     except grade.GradeError as exc:
         s.grading_s = time.monotonic() - start
-        print(f"grading failed: {exc}")
+        _say(f"grading failed: {exc}")
         s.event("graded", error=str(exc))
         return None
-    finally:
-        for sig, handler in held.items():
-            signal.signal(sig, handler)
     # the candidate's terminal: the candidate's table (no hidden test named or quoted)
-    print(grade.table(result, candidate=True), flush=True)
+    _say(grade.table(result, candidate=True))
     summary = grade_summary(result)
     s.event("graded", summary=summary, score=result.score, max_score=result.max_score)
     return summary
@@ -1149,8 +1149,7 @@ def _session_loop(s: Session) -> tuple[dict[str, Any] | None, str]:
     confirming = False
     while True:
         if s.left() <= 0:
-            _say("\nTime is up: submitting.")
-            return submit(s), "time-out (submitted automatically)"
+            return submit(s, "\nTime is up: submitting."), "time-out (submitted automatically)"
         if not prompt_shown:
             _say("quit without submitting? the session ends, not graded [y/N] " if confirming
                  else f"[{clock(s.left())} left] > ", end="")

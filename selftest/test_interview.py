@@ -158,7 +158,11 @@ def test_marks_live_interviewer_view_and_combined_total(tmp_path: Path) -> None:
         view.expect(f"marked {ITEM}: 7/10")
         view.expect(f"interviewer's items now: {ITEM} 7/10")
         cand.sendline("submit")
+        cand.expect("Grading with the public and hidden tests")
+        cand.sendcontrol("c")    # the session has ended: the grading goes on
+        cand.expect(r"the grading goes on")
         cand.expect(r"score: 100/100", timeout=600)
+        cand.expect(r"session ended: submitted")
         cand.expect(r"report: (\S+)report\.md")
         cand.expect(pexpect.EOF)
         view.expect(r"graded by the tests: 100/100", timeout=60)
