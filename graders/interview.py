@@ -1294,7 +1294,8 @@ def describe_event(e: dict[str, Any], minutes: float, folder: Path | None = None
             return f"grading failed: {e['error']}"
         rubric = session_info(folder)["rubric"] if folder else []
         marks = read_marks(folder) if folder else {}
-        return (f"graded by the tests: {e['score']}/{e['max_score']}\n"
+        return (f"graded by the tests{' afterwards' if e.get('afterwards') else ''}: "
+                f"{e['score']}/{e['max_score']}\n"
                 + score_rows(rubric, e.get("summary"), marks))
     if kind == "end":
         return (f"the session ended, by: {e['ended']}; report: {e['report']}\n"
@@ -1541,7 +1542,12 @@ def grade_main(argv: list[str]) -> int:
         print(f"interview grade: grading failed: {exc}", file=sys.stderr)
         return 2
     print(grade.table(result))
-    write_report(folder, f"{ended}; graded afterwards", used, grade_summary(result), seconds)
+    summary = grade_summary(result)
+    with open(folder / EVENTS_FILE, "a", encoding="utf-8") as f:   # for a view following it
+        f.write(json.dumps({"event": "graded", "at": round(used, 2), "afterwards": True,
+                            "summary": summary, "score": result.score,
+                            "max_score": result.max_score}) + "\n")
+    write_report(folder, f"{ended}; graded afterwards", used, summary, seconds)
     print(f"\nreport: {folder / 'report.md'}; {total_line(folder)}")
     return 0
 

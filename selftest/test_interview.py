@@ -529,6 +529,8 @@ def test_ctrl_c_leaves_a_report_and_grade_grades_it(back_to_back: dict[str, Any]
            f"{BACK_ITEM})" in md
     assert "- settings: hypothesis profile kata, seed derandomized, isolation " in md
     assert "| budget_order | tests | 0/" in md and "## First failures" in md
+    last = json.loads((folder / "events.jsonl").read_text().splitlines()[-1])
+    assert last["event"] == "graded" and last["afterwards"] and last["score"] == 0, last
     again = back_to_back["regrade"]
     assert again.returncode == 2 and "is graded already" in again.stderr
 
