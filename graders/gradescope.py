@@ -129,7 +129,8 @@ def _requirements(kata: catalog.Kata, pyproject: bytes) -> str:
 
 
 def build(kata_name: str, out: Path, include_reference: bool = False,
-          allow_limits_only: bool = False, root: Path | None = None) -> list[str]:
+          allow_limits_only: bool = False, root: Path | None = None,
+          hidden_detail: str = "rules") -> list[str]:
     """Write the autograder zip for ``kata_name`` to ``out``; return the names it holds."""
     root = root or catalog.ROOT
     kata = catalog.load(kata_name)
@@ -198,7 +199,8 @@ def build(kata_name: str, out: Path, include_reference: bool = False,
             if any(k in blob for k in keys):
                 ship[p] = e
     config = {"kata": kata_name, "allow_limits_only": allow_limits_only,
-              "hidden_visibility": "hidden", "profile": "grade",
+              "hidden_visibility": "hidden", "hidden_detail": hidden_detail,
+              "profile": "grade",
               "reference_included": bool(needs)}
     ship[CONFIG] = (False, (json.dumps(config, indent=2) + "\n").encode())
     ship["requirements.txt"] = (False, _requirements(kata, files["pyproject.toml"][1])
@@ -256,10 +258,10 @@ def _refusal(kata: catalog.Kata, why: str) -> dict[str, Any]:
               "status": "failed", "output": f"{i.description}\nnot graded: {why}",
               "visibility": "visible", "tags": ["rubric", i.id]}
              for n, i in enumerate(kata.tested_items, 1)]
-    return {"score": 0, "max_score": kata.max_score, "output": f"The autograder could not "
+    return {"score": 0, "output": f"The autograder could not "
             f"grade this submission: {why}", "visibility": "visible",
             "stdout_visibility": "hidden", "tests": tests,
-            "extra_data": {"kata": kata.name, "error": why}}
+            "extra_data": {"kata": kata.name, "error": why, "max_score": kata.max_score}}
 
 
 def run() -> int:
@@ -282,6 +284,7 @@ def run() -> int:
         data = _refusal(kata, why)
         print(why, file=sys.stderr)
     else:
+        g.hidden_detail = config.get("hidden_detail", "rules")
         with tempfile.TemporaryDirectory() as tmp:
             grade.write_reports(g, Path(tmp), config.get("hidden_visibility", "hidden"))
             data = json.loads((Path(tmp) / "results.json").read_text(encoding="utf-8"))
@@ -308,9 +311,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allow-limits-only", action="store_true",
                         help="grade even where the container allows no sandbox beyond "
                              "resource limits (the submission could then read the tests)")
+    parser.add_argument("--hidden-detail", default="rules", choices=("rules", "none"),
+                        help="what a candidate learns of an item failed by hidden tests "
+                             "alone: rules (default: the prompt's rule labels they check) "
+                             "or none")
     args = parser.parse_args(argv)
     try:
-        names = build(args.kata, args.out, args.include_reference, args.allow_limits_only)
+        names = build(args.kata, args.out, args.include_reference, args.allow_limits_only,
+                      hidden_detail=args.hidden_detail)
     except (BuildError, bundle.BundleError, catalog.CatalogError) as exc:
         print(f"gradescope: {exc}", file=sys.stderr)
         return 2
