@@ -368,8 +368,11 @@ def _find_load_error(grade: Grade, uploaded: str) -> None:
         folder = uploaded.rsplit("/", 1)[0] + "/" if "/" in uploaded else ""
         return f'"{folder}{m.group(1)}"'  # a file of a package submission
 
-    def named(text: str) -> str:
-        return _SCRATCH.sub(as_uploaded, text).replace(grade.impl.rstrip("/") + "/", "")
+    def named(text: str) -> str:   # no path of the grader's or the sandbox's, only the upload's
+        text = _SCRATCH.sub(as_uploaded, text)
+        if Path(grade.impl).is_file():
+            return text.replace(f'"{grade.impl}"', f'"{uploaded}"')
+        return text.replace(grade.impl.rstrip("/") + "/", "")
 
     if import_error is not None:
         lines = named(import_error).strip().splitlines()
