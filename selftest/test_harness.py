@@ -412,8 +412,15 @@ def test_results_json_shows_no_hidden_test_to_a_candidate(tmp_path: Path) -> Non
                   rubric="eviction", isolate=False)
     hidden_failed = [t for t in g.tests if t.visibility == "hidden" and t.outcome == "failed"]
     assert hidden_failed, "the check needs a failed hidden test"
-    for mode in ("hidden", "after_published"):
-        out = tmp_path / mode
+    from graders import prompt_lint
+
+    labels = {r.label for r in prompt_lint.parse_rules(catalog.load(KATA))[0]}
+    cited = {x for t in hidden_failed for x in t.rules}
+    assert cited and cited <= labels, (cited, labels)
+    for mode, detail in (("hidden", "rules"), ("after_published", "rules"),
+                         ("hidden", "none")):
+        out = tmp_path / f"{mode}-{detail}"
+        g.hidden_detail = detail
         grade.write_reports(g, out, hidden_visibility=mode)
         data = check_results_json(out / "results.json")
         visible = [json.dumps(t) for t in data["tests"] if t["visibility"] == "visible"]
@@ -432,7 +439,16 @@ def test_results_json_shows_no_hidden_test_to_a_candidate(tmp_path: Path) -> Non
         assert hidden_entries and hidden_entries[0]["visibility"] == mode
         assert hidden_entries[0]["output"].strip()
         rubric = next(t for t in data["tests"] if t["name"] == "rubric: eviction")
-        assert rubric["status"] == "failed" and "hidden tests failed" in rubric["output"]
+        assert rubric["status"] == "failed"
+        if detail == "rules":   # the rules the failed hidden tests cite, and nothing else
+            said = rubric["output"].splitlines()[-1]
+            assert said.startswith("failed by hidden tests of rule"), said
+            assert set(re.findall(r"'([^']+)'", said)) == cited, said
+            assert said in data["output"]
+        else:
+            assert rubric["output"].endswith(
+                "failed by hidden tests (their detail is not shown)"), rubric["output"]
+            assert not [x for x in cited if f"'{x}'" in "\n".join(visible)]
         junit = (out / "junit.xml").read_text()
         assert hidden_failed[0].nodeid.split("::")[-1] in junit
     assert hidden_failed[0].nodeid.split("::")[-1] in grade.table(g), "the team's table keeps it"
