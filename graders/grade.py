@@ -686,14 +686,14 @@ def table(grade: Grade, candidate: bool = False) -> str:
                 msg = " ".join(_headline(bad.message).split())
                 first = _clip(f"{bad.nodeid.split('::')[-1]}: {msg}", FIRST_COLUMN)
         elif r.status in ("skipped", "no tests"):
-            first = _clip(" ".join(item_note(r).split()), FIRST_COLUMN)
+            first = _clip(" ".join(item_note(r, candidate).split()), FIRST_COLUMN)
         points = f"{r.score:>4}/{r.item.points:<3}" if r.status != "skipped" else \
             f"{'-':>4}/{r.item.points:<3}"
         lines.append(f"  {r.item.id:<26}{points}  {status_label(r):<11} "
                      f"{passed:>3}/{len(r.tests):<3}  {first}")
     for item in kata.rubric:
         if item.graded_by == "interviewer":
-            lines.append(f"  {item.id:<26}{'-':>4}/{item.points:<3}  {'--':<8} {'':>7}  "
+            lines.append(f"  {item.id:<26}{'-':>4}/{item.points:<3}  {'--':<11} {'':>7}  "
                          "graded by the interviewer")
     if grade.sandbox is not None:
         s = grade.sandbox
@@ -714,6 +714,11 @@ def table(grade: Grade, candidate: bool = False) -> str:
                   "(a candidate bundle)."]
     else:
         lines += ["", f"  score: {grade.score}/{grade.max_score}{_not_counted(grade)}   {counts}"]
+    uncounted = [r for r in grade.items if r.status == "skipped"]
+    if uncounted:
+        lines += ["", "  not counted (out of the maximum, not lost):",
+                  *(f"    {r.item.id}: {item_note(r, candidate)[len('not counted: '):]}"
+                    for r in uncounted)]
     details = failure_details(grade, candidate)
     if details:
         lines += ["", "  first failure of each failed item, in full:", *details]
@@ -799,28 +804,27 @@ def status_label(r: ItemResult) -> str:
     return "NOT COUNTED" if r.status == "skipped" else r.status.upper()
 
 
-def item_note(r: ItemResult) -> str:
+def item_note(r: ItemResult, candidate: bool = False) -> str:
     """One line about an item that has no pass or fail of its own to show: why it is not
     counted (skipped: no data to grade it on this machine, a check this place cannot run),
     or why no test scores it. Other notes about an item (which fixture graded it, say)
-    belong here too."""
+    belong here too. ``candidate``: a hidden test's skip reason is not shown."""
     if r.status == "skipped":
-        return f"not counted: {_skip_reason(r)}"
+        return f"not counted: {_skip_reason(r, candidate)}"
     if r.status == "no tests":
         return r.message
     return ""
 
 
-def _skip_reason(r: ItemResult) -> str:
-    """Why the item's tests skipped: pytest's reason, without its "Skipped: " prefix and
-    the location pytest puts before it."""
+def _skip_reason(r: ItemResult, candidate: bool = False) -> str:
+    """Why the item's tests skipped (the first skip's reason; with ``candidate``, a public
+    test's only)."""
     for t in r.tests:
-        if t.outcome == "skipped" and t.message.strip():
+        if t.outcome == "skipped" and t.message.strip() and \
+                not (candidate and t.visibility == "hidden"):
             text = " ".join(t.message.strip().splitlines()[-1].split())
-            text = re.sub(r"^\(?'?[^\s']*:\d+:?\s*", "", text)   # ('file.py', 12, ...
-            text = re.sub(r"^'?Skipped:\s*", "", text).rstrip("')")
-            return text or "its tests skipped here"
-    return "its tests skipped here"
+            return re.sub(r"^Skipped:\s*", "", text) or "its tests skipped here"
+    return "no data or device to grade it on this machine"
 
 
 def _not_counted(grade: Grade) -> str:
@@ -854,7 +858,7 @@ def _candidate_message(r: ItemResult, hidden_detail: str = "rules") -> str:
     if r.status == "passed":
         return f"{len(r.tests)} tests passed"
     if r.status in ("no tests", "skipped"):
-        return item_note(r)
+        return item_note(r, candidate=True)
     pointers = (LOAD_POINTER, MISSING_POINTER)
     if any(t.message in pointers for t in r.tests) and \
             all(t.message in pointers for t in r.tests if t.outcome in ("failed", "not run")):
@@ -931,7 +935,7 @@ def results_json(grade: Grade, hidden_visibility: str = "hidden") -> dict[str, A
                                                      "the test process (--in-process)"]},
             "rubric": {r.item.id: {"status": r.status, "score": r.score,
                                    "max_score": r.item.points,
-                                   **({"note": item_note(r)} if item_note(r) else {})}
+                                   **({"note": item_note(r, True)} if item_note(r) else {})}
                        for r in grade.items},
             "interviewer_items": [i.id for i in grade.kata.rubric if i.graded_by == "interviewer"],
         },

@@ -330,9 +330,13 @@ def report_data(s: Session, grade_result: Any, ended: str) -> dict[str, Any]:
     re-renders the report from it)."""
     graded = None
     if grade_result is not None:
+        from graders import grade
+
         graded = {"score": grade_result.score, "max_score": grade_result.max_score,
+                  "not_counted": grade_result.not_counted,
                   "items": [{"id": r.item.id, "points": r.item.points, "score": r.score,
-                             "status": r.status} for r in grade_result.items]}
+                             "status": r.status, "note": grade.item_note(r)}
+                            for r in grade_result.items]}
     return {
         "kata": s.kata.name, "title": s.kata.title,
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.started_wall)),
@@ -384,6 +388,9 @@ def render_markdown(data: dict[str, Any]) -> str:
                       else ""))
     if tot["tests_graded"]:
         tests = f"tests {tot['tests_score']}/{tot['tests_max']}"
+        uncounted = data["grade"].get("not_counted", 0)
+        if uncounted:
+            tests += f", {uncounted} points not counted"
         if tot["interviewer_max"]:
             md.append(f"## Score: {points_text(tot['score'])}/{tot['max_score']} "
                       f"({tests} + {interviewer})")
@@ -401,7 +408,10 @@ def render_markdown(data: dict[str, Any]) -> str:
             r = graded.get(item["id"])
             first = data["first_pass"].get(item["id"])
             score = f"{r['score']}/{item['points']}" if r else f"-/{item['points']}"
-            md.append(f"| {item['id']} | tests | {score} | {r['status'] if r else 'not graded'}"
+            status = (r.get("note") or r["status"]) if r else "not graded"
+            if r and r["status"] == "skipped":
+                score = f"-/{item['points']}"
+            md.append(f"| {item['id']} | tests | {score} | {status.replace('|', '/')}"
                       f" | {clock(first) if first is not None else '-'} | |")
         else:
             m = marks.get(item["id"])
