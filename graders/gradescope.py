@@ -1,6 +1,8 @@
 """A Gradescope autograder for one kata.
 
     nox -s gradescope -- KATA OUT.zip [--include-reference] [--allow-limits-only]
+                                      [--hidden-detail rules|none]
+    nox -s gradescope -- needs-reference  the katas whose build needs --include-reference
     python -m graders.gradescope check    setup.sh runs it once the image is built
     python -m graders.gradescope run      run_autograder runs it for each submission
 
@@ -15,9 +17,9 @@ hidden tests' entries with visibility ``hidden``.
 What the zip holds, all from the last commit (graders/bundle.py reads it): the grading
 harness, the kata's public and hidden tests, its stub and public kata.toml, the data its
 tests name, ``pyproject.toml`` and ``requirements.txt`` (the runtime requirements). No reference solution, mutant,
-alternative, hostile submission or interviewer note. Four katas measure a submission
-against the reference (top_p, stream_detok and backpressure compare CPU time with it;
-token_bucket runs the candidate's own test against it and against bound-breaking mutants):
+alternative, hostile submission or interviewer note. Katas whose tests measure a submission
+against the reference (CPU time, work counts, the candidate's own test run against it and
+against bound-breaking mutants; ``needs-reference`` lists them, by ``NEEDS_REFERENCE``):
 for those the build refuses unless ``--include-reference`` puts the reference (and the
 mutants their tests name) in the zip, where the sandbox keeps them out of the submission's
 reach.
@@ -107,6 +109,19 @@ def reference_reasons(kata: str, files: dict[str, tuple[bool, bytes]]) -> list[s
                   if path.startswith((f"tests/{kata}/", f"graders/hidden/{kata}/"))
                   and path.endswith(".py")
                   and NEEDS_REFERENCE.search(data.decode("utf-8", "replace")))
+
+
+def needs_reference(root: Path | None = None) -> dict[str, list[str]]:
+    """Every kata whose autograder needs ``--include-reference``, with the test files that
+    reach for the reference (the same rule ``build`` applies, on the last commit)."""
+    root = root or catalog.ROOT
+    out: dict[str, list[str]] = {}
+    for kata in catalog.kata_names():
+        files = bundle.committed([f"tests/{kata}", f"graders/hidden/{kata}"], root)
+        reasons = reference_reasons(kata, files)
+        if reasons:
+            out[kata] = reasons
+    return out
 
 
 def _requirements(kata: catalog.Kata, pyproject: bytes) -> str:
@@ -301,6 +316,10 @@ def main(argv: list[str] | None = None) -> int:
         return check()
     if argv[:1] == ["run"]:
         return run()
+    if argv[:1] == ["needs-reference"]:
+        for kata, files in needs_reference().items():
+            print(f"{kata}: {', '.join(files)}")
+        return 0
     parser = argparse.ArgumentParser(prog="nox -s gradescope --",
                                      description="Build a Gradescope autograder zip for a kata.")
     parser.add_argument("kata")

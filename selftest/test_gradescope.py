@@ -185,3 +185,9 @@ def test_katas_measured_against_the_reference_need_the_flag(layout: dict[str, An
                 or (n.startswith("solutions/") and "top_p" not in n and n != "solutions/__init__.py")]
     with pytest.raises(gradescope.BuildError, match="exists"):
         gradescope.build("top_p", tmp / "top_p.zip", include_reference=True, root=clone)
+
+
+def test_which_katas_need_the_reference_is_read_from_the_code(layout: dict[str, Any]) -> None:
+    needs = gradescope.needs_reference(layout["clone"])
+    assert {"top_p", "radix_cache"} <= set(needs), needs
+    assert KATA not in needs      # this module's zip is built without the flag

@@ -495,3 +495,35 @@ def test_one_failing_test_does_not_spill_into_others(tmp_path: Path) -> None:
         assert lost == {"atomic_failure"}, (isolate, [(t.nodeid, t.message[:200])
                                                       for t in g.tests if t.outcome == "failed"])
     assert scores[False] == scores[True]
+
+
+def test_a_skipped_item_is_not_counted_not_lost(tmp_path: Path) -> None:
+    """A skipped item (no hardware data here) reads "not counted: <reason>" in the table and
+    in results.json, where it has neither points nor a status; the score line counts it."""
+    outcomes = {i.id: ["passed"] for i in catalog.load(KATA).tested_items}
+    outcomes["eviction"] = ["skipped"]
+    g = _fake_grade(outcomes)
+    g.tests[[t.rubric for t in g.tests].index("eviction")].message = "no fixture here"
+    points = catalog.load(KATA).item("eviction").points
+    team, candidate = grade.table(g), grade.table(g, candidate=True)
+    assert "NOT COUNTED" in team and "not counted: no fixture here" in team
+    assert f"({points} points not counted: eviction)" in candidate
+    assert "not counted: no fixture here" not in candidate   # a hidden test's own reason
+    grade.write_reports(g, tmp_path)
+    data = check_results_json(tmp_path / "results.json")
+    entry = next(t for t in data["tests"] if t["name"] == "rubric: eviction")
+    assert "not counted" in entry["output"] and "status" not in entry
+    assert data["extra_data"]["not_counted"] == points
+    assert not [t for t in data["tests"] if "skipped" in t["tags"] and "status" in t]
+
+
+def test_hidden_tests_cite_the_prompts_rules() -> None:
+    """The collected event names, for each hidden test, only rule labels the prompt holds
+    (plugin.rules_of): what the candidate may be told about a hidden failure."""
+    from graders import prompt_lint
+
+    g = grade.run(KATA, "solutions", include_public=False, rubric="eviction", isolate=False,
+                  profile="smoke")
+    labels = {r.label for r in prompt_lint.parse_rules(catalog.load(KATA))[0]}
+    cited = [t for t in g.tests if t.rules]
+    assert cited and all(set(t.rules) <= labels for t in cited)
