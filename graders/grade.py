@@ -304,6 +304,7 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
     return grade
 
 
+NOT_IMPLEMENTED = "not implemented yet: "   # graders/plugin.py's verdict on a stub's body
 LOAD_POINTER = "not graded: the submission could not be loaded (see the message above the table)"
 MISSING_POINTER = ("failed: the submission lacks a name the stub declares (see the message "
                    "above the table)")
@@ -863,6 +864,9 @@ def _candidate_message(r: ItemResult, hidden_detail: str = "rules") -> str:
     if any(t.message in pointers for t in r.tests) and \
             all(t.message in pointers for t in r.tests if t.outcome in ("failed", "not run")):
         return next(t.message for t in r.tests if t.message in pointers)
+    bad = [t for t in r.tests if t.outcome in ("failed", "not run")]
+    if failed and all(t.message.startswith(NOT_IMPLEMENTED) for t in bad):
+        return failed[0].message.strip()   # a stub: one line says it, for every test
     lines = []
     if failed:
         first = failed[0]
