@@ -371,6 +371,8 @@ def _find_load_error(grade: Grade, uploaded: str) -> None:
 
     def named(text: str) -> str:   # no path of the grader's or the sandbox's, only the upload's
         text = _SCRATCH.sub(as_uploaded, text)
+        if not Path(grade.impl).is_absolute():    # katas, solutions: the project's own
+            return text.replace(str(catalog.ROOT) + "/", "")
         if Path(grade.impl).is_file():
             return text.replace(f'"{grade.impl}"', f'"{uploaded}"')
         return text.replace(grade.impl.rstrip("/") + "/", "")
