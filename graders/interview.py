@@ -333,7 +333,7 @@ def report_data(s: Session, grade_result: Any, ended: str) -> dict[str, Any]:
         from graders import grade
 
         graded = {"score": grade_result.score, "max_score": grade_result.max_score,
-                  "not_counted": grade_result.not_counted,
+                  "not_counted": getattr(grade_result, "not_counted", 0),
                   "items": [{"id": r.item.id, "points": r.item.points, "score": r.score,
                              "status": r.status, "note": grade.item_note(r)}
                             for r in grade_result.items]}
