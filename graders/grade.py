@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import select
 import signal
@@ -34,7 +35,7 @@ from typing import IO, Any
 
 from graders import catalog, sandbox, warm
 from graders.cli import PLUGINS
-from graders.impl import SubmissionError, resolve_submission
+from graders.impl import SubmissionError, resolve_submission, submission_file
 
 PER_TEST_TIMEOUT_S = 60.0
 GRACE_S = 15.0
@@ -57,6 +58,7 @@ class TestResult:
     outcome: str = "not run"          # passed | failed | skipped | not run
     message: str = ""
     duration: float = 0.0
+    rules: tuple[str, ...] = ()       # the prompt's rule labels the test checks (plugin.rules_of)
 
 
 @dataclass
@@ -83,6 +85,13 @@ class Grade:
     # the hidden tests were asked for but are not here (a candidate bundle): the public
     # tests alone ran, and what they give is not a score
     public_only: bool = False
+    # why the submission could not be loaded (no file of the kata's name, a syntax or import
+    # error, a class the stub declares missing): said once, above the table; each test it
+    # failed carries LOAD_POINTER instead of its own traceback
+    load_error: str | None = None
+    # what a candidate learns of an item failed by hidden tests alone: "rules" (the rule
+    # labels those tests cite) or "none"
+    hidden_detail: str = "rules"
 
     @property
     def score(self) -> int:
@@ -91,6 +100,12 @@ class Grade:
     @property
     def max_score(self) -> int:
         return sum(i.item.points for i in self.items if i.status != "skipped")
+
+    @property
+    def not_counted(self) -> int:
+        """Points of items that could not be graded here (skipped: no hardware data, a
+        check that needs what this place lacks): out of the maximum, not lost."""
+        return sum(i.item.points for i in self.items if i.status == "skipped")
 
 
 def items_that_differ(a: Grade, b: Grade) -> dict[str, tuple[str, str | None]]:
@@ -147,7 +162,9 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
                 raise GradeError(str(exc.args[0])) from None
     sandbox_env = isolation_env(isolate, require_isolation)
     refused: str | None = None
+    unloadable: str | None = None     # the submission cannot be found or copied
     shown = impl_spec
+    uploaded = ""                     # the submission's file as the candidate named it
     if impl_spec.startswith("mutant:"):
         from graders import mutant   # not shipped in candidate bundles
 
@@ -160,13 +177,16 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
         given = Path(impl_spec).expanduser()
         given = given if given.is_absolute() else Path.cwd() / given
         try:
-            sandbox.copy_submission(resolve_submission(kata_name, impl_spec), None, given)
+            loaded = resolve_submission(kata_name, impl_spec)
+            uploaded = loaded.name if given.is_file() else str(loaded.relative_to(given))
+            sandbox.copy_submission(loaded, None, given)
             impl_spec = shown = str(given)
-        except SubmissionError:
-            impl_spec = shown = str(Path(impl_spec).resolve())  # every test reports the problem
         except sandbox.UnsafeSubmission as exc:
             refused, impl_spec = str(exc), str(given)
             shown = impl_spec
+        except SubmissionError as exc:
+            unloadable = refused = str(exc)
+            impl_spec = shown = str(Path(impl_spec).resolve())
     if profile is None:
         profile = "grade" if seed is None else "grade_seeded"
     folders = ([kata.public_tests] if include_public else []) + (
@@ -227,7 +247,8 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
                     raise GradeError(f"the tests of {kata_name!r} could not be collected "
                                      f"({why}):\n{tail}")
                 for t in channel.collected:
-                    res = TestResult(t["nodeid"], t["rubric"], t["visibility"])
+                    res = TestResult(t["nodeid"], t["rubric"], t["visibility"],
+                                     rules=tuple(t.get("rules", ())))
                     by_id[res.nodeid] = res
                     grade.tests.append(res)
                 channel.apply(by_id)
@@ -239,6 +260,10 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
             if refused:
                 for res in grade.tests:
                     res.outcome, res.message = "failed", refused
+                if unloadable:
+                    grade.load_error = unloadable
+                    for res in grade.tests:
+                        res.message = LOAD_POINTER
                 break
             finished = child.returncode in (0, 1, 5) and killed_why is None and (
                 exitfirst or all(r.outcome != "not run" for r in grade.tests))
@@ -273,8 +298,94 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
             if all(r.outcome != "not run" for r in grade.tests):
                 break
     grade.seconds = time.monotonic() - start
+    if grade.load_error is None:
+        _find_load_error(grade, uploaded or _spec_file(kata_name, impl_spec))
     _score(grade)
     return grade
+
+
+NOT_IMPLEMENTED = "not implemented yet: "   # graders/plugin.py's verdict on a stub's body
+LOAD_POINTER = "not graded: the submission could not be loaded (see the message above the table)"
+MISSING_POINTER = ("failed: the submission lacks a name the stub declares (see the message "
+                   "above the table)")
+_IMPORT_FAILED = re.compile(r"the submission (?:for '[^']*' \(.*?\) )?failed to import: ")
+_EXITED = re.compile(r"the submission (?:for '[^']*' )?called exit\((.*?)\) while being "
+                     r"imported(?:: (File \"[^\n]*))?")
+_MISSING = re.compile(r"the implementation of '[^']*' (?:\(.*?\) )?defines no '([^']+)'")
+_SCRATCH = re.compile(r'"[^"\n]*?/kata-worker-[^/"\n]+/(?:submission\.py|submission/([^"\n]*))"')
+
+
+def _spec_file(kata_name: str, spec: str) -> str:
+    """How a grade names the file of katas/solutions/mutant implementations."""
+    try:
+        path = submission_file(kata_name, spec)
+    except SubmissionError:
+        return spec
+    try:
+        return str(path.relative_to(catalog.ROOT))
+    except ValueError:
+        return path.name
+
+
+def _error_lines(message: str) -> str:
+    """A pytest failure's 'E' lines (the exception and its text), dedented."""
+    picked = [line[2:] for line in message.splitlines() if line.startswith("E ") or line == "E"]
+    return textwrap.dedent("\n".join(picked)).strip() if picked else message.strip()
+
+
+def _find_load_error(grade: Grade, uploaded: str) -> None:
+    """A submission that failed to import, or lacks a name its stub declares, fails its
+    tests with one message: say it once (``grade.load_error``, naming the file as
+    uploaded, with the line), and let each test it failed point to it."""
+    import_error: str | None = None
+    missing: list[str] = []
+    # public tests first: their text is the candidate's to read
+    for res in sorted(grade.tests, key=lambda t: t.visibility == "hidden"):
+        if res.outcome not in ("failed", "not run"):
+            continue
+        text = _error_lines(res.message)
+        hit = _IMPORT_FAILED.search(text)
+        exited = _EXITED.search(text)
+        absent = _MISSING.search(text)
+        if hit or exited:
+            if import_error is None:
+                if hit:
+                    body = text[hit.end():]
+                    body = body.split("\n\n")[0]
+                else:
+                    assert exited is not None
+                    body = f"it called exit({exited.group(1)}) while being imported" + (
+                        f"\n{exited.group(2)}" if exited.group(2) else "")
+                import_error = body
+            res.message = LOAD_POINTER
+        elif absent:
+            if absent.group(1) not in missing:
+                missing.append(absent.group(1))
+            res.message = MISSING_POINTER
+
+    def as_uploaded(m: re.Match[str]) -> str:
+        if m.group(1) is None:            # the worker's copy of a one-file submission
+            return f'"{uploaded}"'
+        folder = uploaded.rsplit("/", 1)[0] + "/" if "/" in uploaded else ""
+        return f'"{folder}{m.group(1)}"'  # a file of a package submission
+
+    def named(text: str) -> str:   # no path of the grader's or the sandbox's, only the upload's
+        text = _SCRATCH.sub(as_uploaded, text)
+        if not Path(grade.impl).is_absolute():    # katas, solutions: the project's own
+            return text.replace(str(catalog.ROOT) + "/", "")
+        if Path(grade.impl).is_file():
+            return text.replace(f'"{grade.impl}"', f'"{uploaded}"')
+        return text.replace(grade.impl.rstrip("/") + "/", "")
+
+    if import_error is not None:
+        lines = named(import_error).strip().splitlines()
+        grade.load_error = (f"{uploaded} could not be loaded, so no test could use it:\n"
+                            + "\n".join(f"  {line}" for line in lines))
+    elif missing:
+        names = ", ".join(repr(n) for n in missing)
+        grade.load_error = (f"{uploaded} defines no {names}, which the stub "
+                            f"(katas/{grade.kata.name}/__init__.py) declares: every test "
+                            "that uses it failed")
 
 
 def _start(cmd: list[str], env: dict[str, str], out: IO[bytes],
@@ -434,9 +545,13 @@ class Channel:
             return
         ids: set[str] = set()
         for t in tests:
+            rules = t.get("rules", []) if isinstance(t, dict) else None
             if not (isinstance(t, dict) and isinstance(t.get("nodeid"), str)
                     and isinstance(t.get("rubric"), str)
-                    and t.get("visibility") in ("public", "hidden")) or t["nodeid"] in ids:
+                    and t.get("visibility") in ("public", "hidden")
+                    and isinstance(rules, list) and len(rules) <= 50
+                    and all(isinstance(r, str) and len(r) <= 200 for r in rules)) \
+                    or t["nodeid"] in ids:
                 self._reject("a malformed collection")
                 return
             if self.known is not None and (t["nodeid"] not in self.known
@@ -554,9 +669,11 @@ def table(grade: Grade, candidate: bool = False) -> str:
     kata = grade.kata
     seed = "derandomized" if grade.seed is None else str(grade.seed)
     lines = [f"{kata.title} ({kata.name})",
-             f"implementation: {grade.impl}   hypothesis: {grade.profile}, seed {seed}",
-             "",
-             f"  {'rubric item':<26}{'points':>8}  {'status':<8} {'tests':>7}  first failure"]
+             f"implementation: {grade.impl}   hypothesis: {grade.profile}, seed {seed}"]
+    if grade.load_error:
+        lines += ["", *(f"  {line}" for line in grade.load_error.splitlines())]
+    lines += ["", f"  {'rubric item':<26}{'points':>8}  {'status':<11} {'tests':>7}  "
+              "first failure"]
     for r in grade.items:
         passed = sum(t.outcome == "passed" for t in r.tests)
         first = ""
@@ -564,18 +681,22 @@ def table(grade: Grade, candidate: bool = False) -> str:
             bad = next((t for t in r.tests if t.outcome in ("failed", "not run")
                         and (not candidate or t.visibility != "hidden")), None)
             if bad is None:
-                first = "failed by hidden tests"
+                first = _clip(hidden_failure(r, grade.hidden_detail if candidate else "rules"),
+                              FIRST_COLUMN)
+            elif bad.message in (LOAD_POINTER, MISSING_POINTER):
+                first = "see the message above the table"
             else:
                 msg = " ".join(_headline(bad.message).split())
                 first = _clip(f"{bad.nodeid.split('::')[-1]}: {msg}", FIRST_COLUMN)
         elif r.status in ("skipped", "no tests"):
-            first = _clip(" ".join((_candidate_message(r) if candidate else r.message).split()),
-                          FIRST_COLUMN)
-        lines.append(f"  {r.item.id:<26}{r.score:>4}/{r.item.points:<3}  {r.status.upper():<8} "
+            first = _clip(" ".join(item_note(r, candidate).split()), FIRST_COLUMN)
+        points = f"{r.score:>4}/{r.item.points:<3}" if r.status != "skipped" else \
+            f"{'-':>4}/{r.item.points:<3}"
+        lines.append(f"  {r.item.id:<26}{points}  {status_label(r):<11} "
                      f"{passed:>3}/{len(r.tests):<3}  {first}")
     for item in kata.rubric:
         if item.graded_by == "interviewer":
-            lines.append(f"  {item.id:<26}{'-':>4}/{item.points:<3}  {'--':<8} {'':>7}  "
+            lines.append(f"  {item.id:<26}{'-':>4}/{item.points:<3}  {'--':<11} {'':>7}  "
                          "graded by the interviewer")
     if grade.sandbox is not None:
         s = grade.sandbox
@@ -591,11 +712,16 @@ def table(grade: Grade, candidate: bool = False) -> str:
               + (f", {grade.restarts} test-process restarts" if grade.restarts else "") + ")")
     if grade.public_only:
         lines += ["", f"  public tests only: {grade.score}/{grade.max_score} rubric points pass "
-                  f"them   {counts}",
+                  f"them{_not_counted(grade)}   {counts}",
                   "  NOT A SCORE: the hidden tests that decide a grade are not here "
                   "(a candidate bundle)."]
     else:
-        lines += ["", f"  score: {grade.score}/{grade.max_score}   {counts}"]
+        lines += ["", f"  score: {grade.score}/{grade.max_score}{_not_counted(grade)}   {counts}"]
+    uncounted = [r for r in grade.items if r.status == "skipped"]
+    if uncounted:
+        lines += ["", "  not counted (out of the maximum, not lost):",
+                  *(f"    {r.item.id}: {item_note(r, candidate)[len('not counted: '):]}"
+                    for r in uncounted)]
     details = failure_details(grade, candidate)
     if details:
         lines += ["", "  first failure of each failed item, in full:", *details]
@@ -616,9 +742,12 @@ def failure_details(grade: Grade, candidate: bool = False) -> list[str]:
             continue
         bad = next((t for t in r.tests if t.outcome in ("failed", "not run")
                     and (not candidate or t.visibility != "hidden")), None)
+        if bad is not None and bad.message in (LOAD_POINTER, MISSING_POINTER):
+            continue    # said once, above the table
         lines.append("")
         if bad is None:
-            lines.append(f"  {r.item.id}: failed by hidden tests (their detail is not shown)")
+            lines.append(f"  {r.item.id}: "
+                         + hidden_failure(r, grade.hidden_detail if candidate else "rules"))
             continue
         where = bad.nodeid if not candidate or bad.visibility != "hidden" else ""
         lines.append(f"  {r.item.id}: {where}")
@@ -670,9 +799,59 @@ def _headline(message: str) -> str:
 
 
 HIDDEN_VISIBILITIES = ("hidden", "after_published")
+HIDDEN_DETAILS = ("rules", "none")
 
 
-def _candidate_message(r: ItemResult) -> str:
+def status_label(r: ItemResult) -> str:
+    """An item's status as the table shows it: a skipped item is not counted, not lost."""
+    return "NOT COUNTED" if r.status == "skipped" else r.status.upper()
+
+
+def item_note(r: ItemResult, candidate: bool = False) -> str:
+    """One line about an item that has no pass or fail of its own to show: why it is not
+    counted (skipped: no data to grade it on this machine, a check this place cannot run),
+    or why no test scores it. Other notes about an item (which fixture graded it, say)
+    belong here too. ``candidate``: a hidden test's skip reason is not shown."""
+    if r.status == "skipped":
+        return f"not counted: {_skip_reason(r, candidate)}"
+    if r.status == "no tests":
+        return r.message
+    return ""
+
+
+def _skip_reason(r: ItemResult, candidate: bool = False) -> str:
+    """Why the item's tests skipped (the first skip's reason; with ``candidate``, a public
+    test's only)."""
+    for t in r.tests:
+        if t.outcome == "skipped" and t.message.strip() and \
+                not (candidate and t.visibility == "hidden"):
+            text = " ".join(t.message.strip().splitlines()[-1].split())
+            return re.sub(r"^Skipped:\s*", "", text) or "its tests skipped here"
+    return "no data or device to grade it on this machine"
+
+
+def _not_counted(grade: Grade) -> str:
+    n = grade.not_counted
+    return (f" ({n} point{'s' if n != 1 else ''} not counted: "
+            f"{', '.join(r.item.id for r in grade.items if r.status == 'skipped')})") if n else ""
+
+
+def hidden_failure(r: ItemResult, detail: str = "rules") -> str:
+    """What a candidate may learn of an item failed by hidden tests: with ``detail``
+    "rules", the labels of the prompt's rules those tests cite (plugin.rules_of), never a
+    test's name, input or message; with "none", only that hidden tests failed."""
+    rules: list[str] = []
+    for t in r.tests:
+        if t.visibility == "hidden" and t.outcome in ("failed", "not run"):
+            rules += [x for x in t.rules if x not in rules]
+    if detail != "rules" or not rules:
+        return "failed by hidden tests (their detail is not shown)"
+    quoted = ", ".join(f"'{x}'" for x in rules)
+    return (f"failed by hidden tests of rule{'s' if len(rules) > 1 else ''} {quoted} "
+            "(see the prompt's Rules)")
+
+
+def _candidate_message(r: ItemResult, hidden_detail: str = "rules") -> str:
     """What a candidate may read about one rubric item: pass or fail, and the failures of
     public tests only. A hidden test's name, path, source or message never appears."""
     public = [t for t in r.tests if t.visibility != "hidden"]
@@ -681,17 +860,22 @@ def _candidate_message(r: ItemResult) -> str:
                         if t.visibility == "hidden")
     if r.status == "passed":
         return f"{len(r.tests)} tests passed"
-    if r.status == "no tests":
-        return r.message
-    if r.status == "skipped":
-        return "skipped: no data to grade it on this machine"
+    if r.status in ("no tests", "skipped"):
+        return item_note(r, candidate=True)
+    pointers = (LOAD_POINTER, MISSING_POINTER)
+    if any(t.message in pointers for t in r.tests) and \
+            all(t.message in pointers for t in r.tests if t.outcome in ("failed", "not run")):
+        return next(t.message for t in r.tests if t.message in pointers)
+    bad = [t for t in r.tests if t.outcome in ("failed", "not run")]
+    if failed and all(t.message.startswith(NOT_IMPLEMENTED) for t in bad):
+        return failed[0].message.strip()   # a stub: one line says it, for every test
     lines = []
     if failed:
         first = failed[0]
         lines.append(f"{len(failed)} of {len(public)} public tests failed; first: {first.nodeid}\n"
                      + first.message[:MESSAGE_CHARS])
     if hidden_failed:
-        lines.append("hidden tests failed (their detail is not shown)")
+        lines.append(hidden_failure(r, hidden_detail))
     return "\n".join(lines)
 
 
@@ -708,21 +892,32 @@ def results_json(grade: Grade, hidden_visibility: str = "hidden") -> dict[str, A
         raise ValueError(f"hidden_visibility must be one of {HIDDEN_VISIBILITIES}")
     tests: list[dict[str, Any]] = []
     for n, r in enumerate(grade.items, 1):
-        tests.append({"name": f"rubric: {r.item.id}", "number": str(n), "score": r.score,
-                      "max_score": r.item.points if r.status != "skipped" else 0,
-                      "status": "passed" if r.status in ("passed", "skipped") else "failed",
-                      "output": f"{r.item.description}\n{_candidate_message(r)}",
-                      "visibility": "visible", "tags": ["rubric", r.item.id]})
+        entry: dict[str, Any] = {
+            "name": f"rubric: {r.item.id}", "number": str(n), "score": r.score,
+            "max_score": r.item.points, "status": "passed" if r.status == "passed" else "failed",
+            "output": f"{r.item.description}\n{_candidate_message(r, grade.hidden_detail)}",
+            "visibility": "visible", "tags": ["rubric", r.item.id]}
+        if r.status == "skipped":
+            # not counted: neither points nor a status (Gradescope's schema has only
+            # passed and failed); the output says why
+            for key in ("score", "max_score", "status"):
+                del entry[key]
+            entry["tags"].append("not counted")
+        tests.append(entry)
     for t in grade.tests:
         hidden = t.visibility == "hidden"
-        tests.append({"name": t.nodeid, "score": 0, "max_score": 0,
-                      "status": "passed" if t.outcome in ("passed", "skipped") else "failed",
-                      "output": t.message[:MESSAGE_CHARS],
-                      "visibility": hidden_visibility if hidden else "visible",
-                      "tags": [t.rubric, t.visibility, t.outcome]})
+        entry = {"name": t.nodeid, "score": 0, "max_score": 0,
+                 "status": "passed" if t.outcome == "passed" else "failed",
+                 "output": t.message[:MESSAGE_CHARS],
+                 "visibility": hidden_visibility if hidden else "visible",
+                 "tags": [t.rubric, t.visibility, t.outcome]}
+        if t.outcome == "skipped":
+            for key in ("score", "max_score", "status"):
+                del entry[key]
+            entry["output"] = f"not counted (skipped): {t.message[:MESSAGE_CHARS]}"
+        tests.append(entry)
     return {
         "score": grade.score,
-        "max_score": grade.max_score,
         "execution_time": round(grade.seconds, 2),
         "output": table(grade, candidate=True),
         "visibility": "visible",
@@ -735,11 +930,19 @@ def results_json(grade: Grade, hidden_visibility: str = "hidden") -> dict[str, A
             "seed": grade.seed,
             "restarts": grade.restarts,
             "public_only": grade.public_only,
+            # Gradescope's schema has no top-level maximum: the assignment's points are set
+            # in Gradescope; these are the grade's own
+            "max_score": grade.max_score,
+            "not_counted": grade.not_counted,
+            "load_error": grade.load_error,
+            "hidden_detail": grade.hidden_detail,
             "isolation": grade.sandbox or {"process": False,
                                            "notes": ["in-process: the submission ran inside "
                                                      "the test process (--in-process)"]},
             "rubric": {r.item.id: {"status": r.status, "score": r.score,
-                                   "max_score": r.item.points} for r in grade.items},
+                                   "max_score": r.item.points,
+                                   **({"note": item_note(r, True)} if item_note(r) else {})}
+                       for r in grade.items},
             "interviewer_items": [i.id for i in grade.kata.rubric if i.graded_by == "interviewer"],
         },
     }
@@ -812,11 +1015,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1,
                         help="a folder of submissions: grade N at a time")
     parser.add_argument("--shard", default=None, metavar="I/K",
-                        help="a folder of submissions: grade only shard I of K")
+                        help="a folder of submissions: grade only shard I of K, I counting "
+                             "from 0 (0/4, 1/4, 2/4, 3/4 cover a folder)")
     parser.add_argument("--hidden-visibility", default="hidden", choices=HIDDEN_VISIBILITIES,
                         help="results.json visibility of the hidden tests' own entries "
                              "(default hidden; after_published shows them to a candidate "
                              "once grades are published)")
+    parser.add_argument("--hidden-detail", default="rules", choices=HIDDEN_DETAILS,
+                        help="what the candidate's view says of an item failed by hidden "
+                             "tests alone: rules (default: the labels of the prompt's rules "
+                             "they check, never a test's name, input or message) or none")
     args = parser.parse_args(argv)
     from graders import batch
 
@@ -837,7 +1045,8 @@ def main(argv: list[str] | None = None) -> int:
                                       hidden_visibility=args.hidden_visibility,
                                       rubric=args.rubric,
                                       require_isolation=args.require_isolation,
-                                      profile=args.profile)
+                                      profile=args.profile,
+                                      hidden_detail=args.hidden_detail)
         except batch.BatchError as exc:
             print(f"grade: {exc}", file=sys.stderr)
             return 2
@@ -851,6 +1060,7 @@ def main(argv: list[str] | None = None) -> int:
     except (catalog.CatalogError, GradeError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
+    grade.hidden_detail = args.hidden_detail
     print(table(grade))
     if args.out:
         write_reports(grade, args.out, args.hidden_visibility)
