@@ -52,6 +52,13 @@ def _stage(stage: Any) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------ closed forms
+def _target(stage: Any) -> dict[str, float]:
+    t = _stage(stage)
+    if not (t["weight_bytes"] or t["flops_per_token"] or t["overhead_s"]):
+        raise ValueError("a target whose passes take no time has no speedup")
+    return t
+
+
 def _expected(rates: Sequence[float], k: int) -> float:
     total, reach = 1.0, 1.0
     for a in rates[:k]:
@@ -141,14 +148,14 @@ def _first_best(values: Sequence[float]) -> int:
 # ------------------------------------------------------------------ policies
 def speedup(target: dict[str, float], drafter: dict[str, float], accept: Sequence[float], k: int,
             batch: int, ctx_len: int) -> float:
-    t, d = _stage(target), _stage(drafter)
+    t, d = _target(target), _stage(drafter)
     rates = _rates(accept, _int("k", k, 0))
     return _speedups(t, d, rates, k, _int("batch", batch, 1), _int("ctx_len", ctx_len, 0))[k]
 
 
 def best_draft_length(target: dict[str, float], drafter: dict[str, float],
                       accept: Sequence[float], max_k: int, batch: int, ctx_len: int) -> int:
-    t, d = _stage(target), _stage(drafter)
+    t, d = _target(target), _stage(drafter)
     rates = _rates(accept, _int("max_k", max_k, 0))
     return _first_best(_speedups(t, d, rates, max_k, _int("batch", batch, 1),
                                  _int("ctx_len", ctx_len, 0)))
@@ -157,7 +164,7 @@ def best_draft_length(target: dict[str, float], drafter: dict[str, float],
 def bucket_draft_lengths(target: dict[str, float], drafter: dict[str, float],
                          accept: Sequence[float], max_k: int, bucket_edges: Sequence[int],
                          ctx_len: int) -> list[int]:
-    t, d = _stage(target), _stage(drafter)
+    t, d = _target(target), _stage(drafter)
     rates = _rates(accept, _int("max_k", max_k, 0))
     ctx = _int("ctx_len", ctx_len, 0)
     if not isinstance(bucket_edges, (list, tuple)) or not bucket_edges:
@@ -176,7 +183,7 @@ def bucket_draft_lengths(target: dict[str, float], drafter: dict[str, float],
 def flip_batch(target: dict[str, float], drafter_a: dict[str, float], accept_a: Sequence[float],
                drafter_b: dict[str, float], accept_b: Sequence[float], max_k: int, lo: int,
                hi: int, ctx_len: int) -> int | None:
-    t, da, db = _stage(target), _stage(drafter_a), _stage(drafter_b)
+    t, da, db = _target(target), _stage(drafter_a), _stage(drafter_b)
     max_k = _int("max_k", max_k, 0)
     ra, rb = _rates(accept_a, max_k), _rates(accept_b, max_k)
     lo = _int("lo", lo, 1)
@@ -195,7 +202,7 @@ def flip_batch(target: dict[str, float], drafter_a: dict[str, float], accept_a: 
 def per_request_draft_lengths(target: dict[str, float], drafter: dict[str, float],
                               accepts: Sequence[Sequence[float]], max_k: int,
                               ctx_len: int) -> list[int]:
-    t, d = _stage(target), _stage(drafter)
+    t, d = _target(target), _stage(drafter)
     max_k = _int("max_k", max_k, 0)
     ctx = _int("ctx_len", ctx_len, 0)
     if not isinstance(accepts, (list, tuple)) or not accepts:
