@@ -45,6 +45,7 @@ def test_expected_tokens_matches_closed_form(rates, data):
 
 
 @pytest.mark.rubric("expected_tokens")
+@settings(max_examples=min(60, settings.default.max_examples))
 @given(oracle.rates(1, 8))
 def test_expected_tokens_grow_by_the_running_product(rates):
     """Rule: Expected tokens"""
@@ -175,6 +176,7 @@ def test_stage_bad_input(change):
 
 
 @pytest.mark.rubric("step_model")
+@settings(max_examples=min(80, settings.default.max_examples))
 @given(oracle.small_stage(), st.integers(1, 64), st.integers(0, 200), st.integers(0, 5000))
 def test_pass_time_matches_the_model(s, seqs, extra, ctx):
     """Rule: Pass time"""
@@ -247,6 +249,7 @@ def test_speedup_matches_the_model(t, d, rates, data, batch, ctx):
 
 
 @pytest.mark.rubric("speedup")
+@settings(max_examples=min(60, settings.default.max_examples))
 @given(oracle.target_stages, oracle.drafter_stages, oracle.rates(0, 4), st.integers(1, 500),
        st.integers(0, 1000))
 def test_speedup_is_one_without_drafts(t, d, rates, batch, ctx):
