@@ -402,6 +402,12 @@ def test_bucket_worst_batch_can_be_the_smallest():
     assert got == [1], (
         f"bucket 1..100 at 10 tokens of context: k = 1 is worst at batch 1 (speedup 1.18), k = 2 "
         f"too (1.13): the bucket keeps k = 1, though k = 2 wins at its largest batch; got {got!r}")
+    # k = 1 and k = 2 tie exactly at batch 5 (1.5 x 150 / 180 = 1.75 x 150 / 210 = 1.25) and
+    # k = 2 leads from batch 6: a bucket starting at 5 must be priced at 5 (a tie: k = 1)
+    got = sp.bucket_draft_lengths(t, d, rates, 2, [4, 100], 10)
+    assert got == [1, 1], (
+        f"buckets 1..4 and 5..100: the second is worst at its first batch, 5, where k = 1 and "
+        f"k = 2 tie; expected [1, 1], got {got!r}")
 
 
 @pytest.mark.rubric("draft_length")
