@@ -474,6 +474,16 @@ def test_flip_from_b_back_to_a():
 
 
 @pytest.mark.rubric("flip")
+def test_flip_near_tie_goes_to_a():
+    """Rules: Drafter flip; Tie tolerance"""
+    # b's second draft is accepted with chance 1e-13: its best speedup beats a's by about
+    # 3e-14 relative at small batches, a tie under the tolerance, so a wins everywhere
+    t, free = stage(100.0, 1.0), stage(0.0, 0.0)
+    got = sp.flip_batch(t, free, [0.5, 0.0], free, [0.5, 1e-13], 2, 1, 150, 0)
+    assert got is None, f"b never beats a by more than 1e-9 relative: no flip; got {got!r}"
+
+
+@pytest.mark.rubric("flip")
 def test_flip_compares_best_k_not_max_k():
     """Rule: Drafter flip"""
     t = stage(100.0, 1.0)
@@ -572,6 +582,20 @@ def test_per_request_judges_the_batch_not_each_request():
     assert got == [1, 1, 1, 1, 0, 0], (
         f"6 equal requests, target pass max(tokens, 10), free drafter: the best is 4 requests "
         f"drafting 1 token (9.6 tokens per 10 s), lowest indices first; got {got!r}")
+
+
+@pytest.mark.rubric("per_request")
+def test_per_request_ties_prefer_the_smaller_k():
+    """Rules: Per-request policy; Tie tolerance"""
+    # 8 equal requests [0.5, 1.0], target pass max(tokens, 14), free drafts: six requests
+    # drafting one token and three drafting two both emit 11 tokens in 14 s; the smaller k wins
+    t, free = stage(14.0, 1.0), stage(0.0, 0.0)
+    accepts = [[0.5, 1.0]] * 8
+    assert oracle.request_choice(t, free, accepts, 2, 0) == (1, 6)
+    got = sp.per_request_draft_lengths(t, free, accepts, 2, 0)
+    assert got == [1] * 6 + [0] * 2, (
+        f"(k = 1, m = 6) and (k = 2, m = 3) tie at 11 tokens per 14 s: the smaller k wins, "
+        f"then the fewer drafting requests; got {got!r}")
 
 
 @pytest.mark.rubric("per_request")
