@@ -63,4 +63,5 @@ NGRAM = stage(0.0, 0.0, 0.0, 1e12, 1e15, 5e-5)
 def close(got: Any, want: float, what: str, rel: float = 1e-9) -> None:
     assert isinstance(got, (int, float)) and not isinstance(got, bool), \
         f"{what}: expected a number, got {got!r}"
-    assert got == pytest.approx(want, rel=rel, abs=1e-300), f"{what}: expected {want!r}, got {got!r}"
+    assert got == pytest.approx(want, rel=rel, abs=1e-300), \
+        f"{what}: expected {want!r}, got {got!r}"

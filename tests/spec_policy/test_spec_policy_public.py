@@ -27,7 +27,8 @@ def test_expected_tokens_uses_only_the_first_k_rates():
     """Rule: Expected tokens"""
     close(sp.expected_tokens([0.5, 1.0, 1.0], 1), 1.5, "k = 1 reads only accept[0]")
     close(sp.expected_tokens([1.0, 1.0], 2), 3.0, "two certain drafts + the bonus token")
-    close(sp.expected_tokens([0.0, 1.0], 2), 1.0, "a first draft never accepted: only the target's token")
+    close(sp.expected_tokens([0.0, 1.0], 2), 1.0,
+          "a first draft never accepted: only the target's token")
 
 
 @pytest.mark.rubric("expected_tokens")

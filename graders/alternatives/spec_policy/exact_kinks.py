@@ -123,7 +123,8 @@ def stage_from_config(cfg: dict[str, Any], gpu: dict[str, Any], tp: int, weight_
     h = _count(cfg.get("hidden_size"), "hidden_size", 1)
     n_layers = _count(cfg.get("num_hidden_layers"), "num_hidden_layers", 1)
     q = _count(cfg.get("num_attention_heads"), "num_attention_heads", 1)
-    kv = q if cfg.get("num_key_value_heads") is None else _count(cfg["num_key_value_heads"], "kv", 1)
+    kv_raw = cfg.get("num_key_value_heads")
+    kv = q if kv_raw is None else _count(kv_raw, "num_key_value_heads", 1)
     d = h // q if cfg.get("head_dim") is None else _count(cfg["head_dim"], "head_dim", 1)
     inter = _count(cfg.get("intermediate_size"), "intermediate_size", 1)
     vocab = _count(cfg.get("vocab_size"), "vocab_size", 1)
@@ -131,7 +132,8 @@ def stage_from_config(cfg: dict[str, Any], gpu: dict[str, Any], tp: int, weight_
         raise _Bad(f"tp {tp} does not split the heads")
     wb, kb, oh = _number(weight_bytes, "weight_bytes"), _number(kv_bytes, "kv_bytes"), \
         _number(overhead_s, "overhead_s")
-    entry = gpu.get("tensor_tflops", {}).get(dtype) if isinstance(gpu.get("tensor_tflops"), dict) else None
+    table = gpu.get("tensor_tflops")
+    entry = table.get(dtype) if isinstance(table, dict) else None
     if not isinstance(entry, dict) or "dense" not in entry:
         raise _Bad(f"no dense {dtype} peak")
     peak = _number(entry["dense"], "dense peak")
@@ -141,7 +143,8 @@ def stage_from_config(cfg: dict[str, Any], gpu: dict[str, Any], tp: int, weight_
     layer = 2 * h * d * q + 2 * h * d * kv + 3 * h * inter
     params = n_layers * layer + vocab * h
     heads = kv // tp if kv >= tp else 1
-    return {"weight_bytes": float(params * wb / tp), "flops_per_token": float(Fraction(2 * params, tp)),
+    return {"weight_bytes": float(params * wb / tp),
+            "flops_per_token": float(Fraction(2 * params, tp)),
             "kv_bytes_per_token": float(2 * n_layers * heads * d * kb),
             "bandwidth": float(bw * 10**9), "peak_flops": float(peak * 10**12),
             "overhead_s": float(oh)}
@@ -150,7 +153,8 @@ def stage_from_config(cfg: dict[str, Any], gpu: dict[str, Any], tp: int, weight_
 def pass_time_s(stage: dict[str, float], num_seqs: int, num_tokens: int, ctx_len: int) -> float:
     s = _Stage(stage)
     seqs = _count(num_seqs, "num_seqs", 1)
-    return float(s.time(seqs, _count(num_tokens, "num_tokens", seqs), _count(ctx_len, "ctx_len", 0)))
+    tokens = _count(num_tokens, "num_tokens", seqs)
+    return float(s.time(seqs, tokens, _count(ctx_len, "ctx_len", 0)))
 
 
 def speedup(target: dict[str, float], drafter: dict[str, float], accept: Sequence[float], k: int,

@@ -61,7 +61,8 @@ def speedup(t: dict[str, Any], d: dict[str, Any], rates: Sequence[float], k: int
             ctx: int) -> Fraction:
     if k == 0:
         return Fraction(1)
-    return expected(rates, k) * pass_time(t, batch, batch, ctx) / step_time(t, d, batch, batch, k, ctx)
+    plain = pass_time(t, batch, batch, ctx)
+    return expected(rates, k) * plain / step_time(t, d, batch, batch, k, ctx)
 
 
 # ------------------------------------------------------------------ comparisons
@@ -131,7 +132,8 @@ def request_options(t: dict[str, Any], d: dict[str, Any], accepts: Sequence[Sequ
         gains = [expected(a, k) for a in accepts]
         for m in range(1, n + 1):
             time = step_time(t, d, n, m, k, ctx)
-            out[(k, m)] = max(n - m + sum(gains[i] for i in s) for s in combinations(range(n), m)) / time
+            tokens = max(n - m + sum(gains[i] for i in s) for s in combinations(range(n), m))
+            out[(k, m)] = tokens / time
     return out
 
 

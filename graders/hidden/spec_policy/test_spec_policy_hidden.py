@@ -40,7 +40,8 @@ def test_expected_tokens_matches_closed_form(rates, data):
     k = data.draw(st.integers(0, len(rates)), label="k") if data is not None else len(rates)
     want = oracle.expected(rates, k)
     close(sp.expected_tokens(list(rates), k), float(want),
-          f"expected_tokens({rates}, {k}): the distribution of accepted drafts gives {float(want)!r}",
+          f"expected_tokens({rates}, {k}): the distribution of accepted drafts gives "
+          f"{float(want)!r}",
           rel=1e-12)
 
 
@@ -65,7 +66,8 @@ def test_expected_tokens_are_conditional_not_summed():
     """Rule: Expected tokens"""
     # conditional 0.5, 0.5: reaching draft 2 has chance 0.25, not 0.5
     close(sp.expected_tokens([0.5, 0.5], 2), 1.75, "conditional rates multiply: 1 + 0.5 + 0.25")
-    close(sp.expected_tokens([0.9, 0.0, 1.0], 3), 1.9, "a rate of 0 ends the run: later rates never count")
+    close(sp.expected_tokens([0.9, 0.0, 1.0], 3), 1.9,
+          "a rate of 0 ends the run: later rates never count")
     close(sp.expected_tokens([1.0] * 7, 7), 8.0, "seven certain drafts and the bonus token")
 
 
@@ -119,7 +121,8 @@ def test_stage_from_every_dense_config(name, gpu_id, dtype, wb, kvb):
                 "bandwidth": g["memory_bandwidth_gb_s"] * 1e9,
                 "peak_flops": g["tensor_tflops"][dtype]["dense"] * 1e12, "overhead_s": 0.25}
         for key in KEYS:
-            close(got[key], want[key], f"stage_from_config({name}, {gpu_id}, tp={tp}, {dtype}): {key}")
+            close(got[key], want[key],
+                  f"stage_from_config({name}, {gpu_id}, tp={tp}, {dtype}): {key}")
 
 
 @pytest.mark.rubric("step_model")
@@ -138,7 +141,8 @@ def test_stage_head_dim_and_kv_defaults():
     """Rule: Stage from a config"""
     cfg = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "head_dim": None,
            "intermediate_size": 100, "vocab_size": 10}
-    g = {"memory_bandwidth_gb_s": 1000, "tensor_tflops": {"bf16": {"dense": 100, "sparse_2_4": 200}}}
+    g = {"memory_bandwidth_gb_s": 1000,
+         "tensor_tflops": {"bf16": {"dense": 100, "sparse_2_4": 200}}}
     got = sp.stage_from_config(cfg, g, 2, 2, 1)
     params = 2 * (2 * 64 * 16 * 8 + 3 * 64 * 100) + 10 * 64
     close(got["weight_bytes"], params * 2 / 2, "head_dim null means H // q; KV heads absent mean q")
@@ -184,14 +188,16 @@ def test_pass_time_matches_the_model(s, seqs, extra, ctx):
     want = oracle.pass_time(s, seqs, tokens, ctx)
     close(sp.pass_time_s(s, seqs, tokens, ctx), float(want),
           f"pass_time_s({s}, num_seqs={seqs}, num_tokens={tokens}, ctx_len={ctx}): "
-          "overhead + max(tokens x flops / peak, (weights + seqs x ctx x kv) / bandwidth)", rel=1e-12)
+          "overhead + max(tokens x flops / peak, (weights + seqs x ctx x kv) / bandwidth)",
+          rel=1e-12)
 
 
 @pytest.mark.rubric("step_model")
 def test_pass_reads_kv_per_sequence_not_per_token():
     """Rule: Pass time"""
     s = stage(0.0, 0.001, 1.0, 1.0, 1.0)
-    close(sp.pass_time_s(s, 4, 40, 100), 400.0, "4 sequences x 100 context tokens, whatever the tokens scored")
+    close(sp.pass_time_s(s, 4, 40, 100), 400.0,
+          "4 sequences x 100 context tokens, whatever the tokens scored")
     close(sp.pass_time_s(s, 4, 4, 100), 400.0, "the same KV read for one token per sequence")
     close(sp.pass_time_s(s, 1, 1, 0), 0.001, "no context: the compute alone")
 
@@ -244,7 +250,8 @@ def test_speedup_matches_the_model(t, d, rates, data, batch, ctx):
     want = oracle.speedup(t, d, rates, k, batch, ctx)
     close(sp.speedup(t, d, list(rates), k, batch, ctx), float(want),
           f"speedup(target={t}, drafter={d}, accept={rates}, k={k}, batch={batch}, ctx={ctx}): "
-          "E(k) x plain pass / (k drafter passes at the batch + one target pass over k + 1 tokens each)",
+          "E(k) x plain pass / (k drafter passes at the batch + one target pass over k + 1 "
+          "tokens each)",
           rel=1e-10)
 
 
@@ -318,7 +325,7 @@ def test_best_draft_length_is_the_exhaustive_best(t, d, rates, data, batch, ctx)
     assert got == want, (
         f"best_draft_length(target={t}, drafter={d}, accept={rates}, max_k={max_k}, batch={batch}, "
         f"ctx={ctx}): expected {want}, got {got!r}; speedups "
-        f"{[round(float(oracle.speedup(t, d, rates, k, batch, ctx)), 12) for k in range(max_k + 1)]}")
+        f"{[float(oracle.speedup(t, d, rates, k, batch, ctx)) for k in range(max_k + 1)]}")
 
 
 @pytest.mark.rubric("draft_length")
@@ -529,7 +536,8 @@ def _check_choice(t, d, accepts, max_k, ctx, got):
     k, m = decided(oracle.request_choice, t, d, accepts, max_k, ctx)
     where = (f"per_request_draft_lengths(target={t}, drafter={d}, accepts={accepts}, "
              f"max_k={max_k}, ctx={ctx})")
-    assert isinstance(got, list) and len(got) == n, f"{where}: one draft length per request, got {got!r}"
+    assert isinstance(got, list) and len(got) == n, \
+        f"{where}: one draft length per request, got {got!r}"
     drafting = [i for i, g in enumerate(got) if g != 0]
     assert len(drafting) == m and all(got[i] == k for i in drafting), (
         f"{where}: expected {m} requests drafting {k} tokens (the best k, then the fewest "

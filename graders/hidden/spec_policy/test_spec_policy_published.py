@@ -28,16 +28,18 @@ TOLERANCE = 0.03
 
 @lru_cache(maxsize=None)
 def published() -> dict[str, Any]:
-    return json.loads((HERE / "published.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    text = (HERE / "published.json").read_text(encoding="utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
 
 
 def deepseek_weights() -> tuple[int, int]:
     """(parameters the main model reads per token, parameters the MTP module reads per token)."""
     c = config("deepseek-ai--DeepSeek-V3")
     h, q = c["hidden_size"], c["num_attention_heads"]
-    attn = (h * c["q_lora_rank"] + c["q_lora_rank"] * q * (c["qk_nope_head_dim"] + c["qk_rope_head_dim"])
-            + h * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
-            + c["kv_lora_rank"] * q * (c["qk_nope_head_dim"] + c["v_head_dim"]) + q * c["v_head_dim"] * h)
+    nope, rope, vd = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
+    attn = (h * c["q_lora_rank"] + c["q_lora_rank"] * q * (nope + rope)     # q down, q up
+            + h * (c["kv_lora_rank"] + rope)                               # kv down + rope key
+            + c["kv_lora_rank"] * q * (nope + vd) + q * vd * h)            # kv up, output
     moe = ((c["num_experts_per_tok"] + c["n_shared_experts"]) * 3 * h * c["moe_intermediate_size"]
            + h * c["n_routed_experts"])
     dense = 3 * h * c["intermediate_size"]
@@ -65,7 +67,8 @@ def test_deepseek_weights_match_the_stated_sizes():
     c = config("deepseek-ai--DeepSeek-V3")
     with_embedding = main + c["vocab_size"] * c["hidden_size"]
     assert abs(with_embedding / 37e9 - 1) < 0.02, "the report's 37B activated, embedding included"
-    assert abs(main / 36.6e9 - 1) < 0.005, "36.6B activated without the embedding (data/models notes)"
+    assert abs(main / 36.6e9 - 1) < 0.005, \
+        "36.6B activated without the embedding (data/models notes)"
     assert 0.04 < mtp / main < 0.05, "the MTP module reads about 4.4% of the main model's weights"
 
 
@@ -79,7 +82,8 @@ def test_deepseek_mtp_reported_speedup(end):
     got = sp.speedup(target, mtp, [a], fix["mtp"]["drafts_per_step"], fix["model"]["batch"],
                      fix["model"]["ctx_len"])
     want = oracle.speedup(target, mtp, [a], 1, 1, 0)
-    close(got, float(want), f"DeepSeek-V3 MTP at acceptance {a}, batch 1: (1 + a) x W / (W + W_mtp)")
+    close(got, float(want),
+          f"DeepSeek-V3 MTP at acceptance {a}, batch 1: (1 + a) x W / (W + W_mtp)")
     assert abs(got / reported - 1) <= TOLERANCE, (
         f"{fix['provenance']['source']}: acceptance {a} gives {reported}x reported; the model "
         f"predicts {got!r}, more than {TOLERANCE:.0%} away")
