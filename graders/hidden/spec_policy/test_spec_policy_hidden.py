@@ -544,7 +544,6 @@ def _check_choice(t, d, accepts, max_k, ctx, got):
         f"drafting requests), got {got!r}")
     if k:
         gains = [oracle.expected(a, k) for a in accepts]
-        chosen = {gains[i] for i in drafting}
         for i in range(n):
             if i in drafting:
                 continue
@@ -553,7 +552,6 @@ def _check_choice(t, d, accepts, max_k, ctx, got):
                     f"{where}: request {i} (E = {float(gains[i])}) does not draft but request {j} "
                     f"(E = {float(gains[j])}) does; the drafting set is the requests with the "
                     f"largest E(k), lower index first on equal E; got {got!r}")
-        assert chosen
 
 
 @pytest.mark.rubric("per_request")
