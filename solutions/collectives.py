@@ -175,9 +175,10 @@ class SlowLinkSearch:
             half = self._suspects[:len(self._suspects) // 2]
             members = list(half)
             if len(members) == 1:
-                cleared = [g for g in range(self._n) if g not in self._suspects]
-                if cleared:
-                    members.append(cleared[0])          # a GPU known healthy pads the probe
+                suspects = set(self._suspects)
+                cleared = next((g for g in range(self._n) if g not in suspects), None)
+                if cleared is not None:
+                    members.append(cleared)             # a GPU known healthy pads the probe
                 else:
                     half = members = self._suspects[:2]  # three suspects, none cleared yet
             k = len(members)
@@ -197,7 +198,8 @@ class SlowLinkSearch:
         healthy = allreduce_time_ns("ring", k, size, self._alpha, self._link)
         halved = allreduce_time_ns("ring", k, size, self._alpha, self._link / 2)
         slow = t > (healthy + halved) / 2
-        self._suspects = [g for g in self._suspects if (g in tested) == slow]
+        inside = set(tested)
+        self._suspects = [g for g in self._suspects if (g in inside) == slow]
         self._pending = None
 
     def culprit(self) -> int:
