@@ -133,30 +133,55 @@ def test_crossover_definition(small, large, n, alpha, link):
                 exact_time(small, n, want - 1, alpha, link)
 
 
-tie_cases = st.tuples(st.integers(3, 64), st.integers(1, 50), st.sampled_from([1, 3, 7, 25, 450, 900]))
+def tie_alpha(small, large, n, link, k):
+    """(alpha, x): the k-th int alpha at which ``small`` and ``large`` tie at the int size x."""
+    a0, a1 = coefficients(small, n)
+    b0, b1 = coefficients(large, n)
+    d, e = a1 - b1, b0 - a0                    # x = e x alpha x link / d
+    num = e * link * d.denominator
+    g = math.gcd(num, d.numerator)
+    return k * (d.numerator // g), k * (num // g)
+
+
+tie_pairs = st.sampled_from([("one_shot", "two_shot"), ("one_shot", "ring")])
+tie_cases = st.tuples(st.one_of(st.integers(3, 40), st.sampled_from([64, 72, 100, 1000, 4096])),
+                      st.one_of(st.integers(1, 60), st.sampled_from([450, 900, 997, 10**4])),
+                      st.integers(1, 40))
+# found by comparing float formulas with the exact ones: each is an exact tie that a float
+# computation puts a byte (or the winner) on the wrong side
+FLOAT_TRAPS = [(3, 1, 450), (3, 2, 1), (3, 2, 25), (5, 4, 3), (5, 8, 3), (5, 52, 3)]
 
 
 @pytest.mark.rubric("crossover")
-@given(case=tie_cases, pair=st.sampled_from([("one_shot", "two_shot"), ("one_shot", "ring")]))
+@given(case=tie_cases, pair=tie_pairs)
 def test_crossover_on_exact_ties(case, pair):
     """Rules: Exact ties; Crossover
 
     alpha is chosen so the two lines meet at an integer size: the answer is one byte past it.
     """
-    n, k, link = case
+    n, link, k = case
     small, large = pair
-    a0, a1 = coefficients(small, n)
-    b0, b1 = coefficients(large, n)
-    # x = (b0 - a0) alpha link / (a1 - b1) is an integer when alpha is a multiple of this
-    ratio = (a1 - b1) / ((b0 - a0) * Fraction(1, link))
-    alpha = k * ratio.numerator
-    x = Fraction((b0 - a0) * alpha) / ((a1 - b1) / link)
-    assume(x.denominator == 1 and x >= 1)
+    alpha, x = tie_alpha(small, large, n, link, k)
+    assume(alpha <= 10**6)
+    assert exact_time(small, n, x, alpha, link) == exact_time(large, n, x, alpha, link)
     got = m.crossover_bytes(small, large, n, alpha, link)
-    assert exact_time(small, n, int(x), alpha, link) == exact_time(large, n, int(x), alpha, link)
-    assert got == int(x) + 1, (
-        f"{small} and {large} tie exactly at {int(x)} bytes (n={n}, alpha={alpha}, link={link}): "
-        f"the crossover is {int(x) + 1}, got {got!r}")
+    assert got == x + 1, (
+        f"{small} and {large} tie exactly at {x} bytes (n={n}, alpha={alpha}, link={link}): "
+        f"the crossover is {x + 1}, got {got!r}")
+
+
+@pytest.mark.rubric("crossover")
+@pytest.mark.parametrize("n,alpha,link", FLOAT_TRAPS)
+def test_float_traps(n, alpha, link):
+    """Rules: Exact ties; Crossover"""
+    for small, large in (("one_shot", "two_shot"), ("one_shot", "ring")):
+        want = truth_crossover(small, large, n, alpha, link)
+        got = m.crossover_bytes(small, large, n, alpha, link)
+        assert got == want, f"crossover_bytes({small!r}, {large!r}, {n}, {alpha}, {link})"
+    x = Fraction(alpha * n * link, (n - 1) * (n - 2))
+    if x.denominator == 1:
+        assert m.best_allreduce(n, int(x), alpha, link) == "one_shot", \
+            f"one-shot and two-shot tie exactly at {int(x)} bytes: fewer steps win"
 
 
 @pytest.mark.rubric("crossover")
@@ -190,15 +215,12 @@ def test_best_allreduce_exact(n, s, alpha, link):
 @given(case=tie_cases)
 def test_best_allreduce_at_exact_ties(case):
     """Rule: Exact ties"""
-    n, k, link = case
-    ratio = (Fraction(n - 1) - Fraction(2 * (n - 1), n)) * link      # alpha making x an int
-    alpha = k * ratio.numerator
-    x = Fraction(alpha) / ((Fraction(n - 1) - Fraction(2 * (n - 1), n)) / link)
-    assume(x.denominator == 1)
-    s = int(x)
-    assert m.best_allreduce(n, s, alpha, link) == "one_shot", \
-        f"one-shot and two-shot tie at {s} bytes: the fewer steps win"
-    assert m.best_allreduce(n, s + 1, alpha, link) == "two_shot"
+    n, link, k = case
+    alpha, x = tie_alpha("one_shot", "two_shot", n, link, k)
+    assume(alpha <= 10**6)
+    assert m.best_allreduce(n, x, alpha, link) == "one_shot", \
+        f"one-shot and two-shot tie at {x} bytes (n={n}, alpha={alpha}, link={link}): the fewer steps win"
+    assert m.best_allreduce(n, x + 1, alpha, link) == "two_shot"
 
 
 @pytest.mark.rubric("crossover")
