@@ -8,7 +8,7 @@ import math
 from fractions import Fraction
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from graders.impl import kata_impl
@@ -80,6 +80,7 @@ def test_bus_bandwidth(n, s, t):
 
 @pytest.mark.rubric("alpha_beta")
 @given(n=gpus, s=sizes.filter(lambda x: x > 0), link=links)
+@settings(max_examples=min(40, settings.default.max_examples))
 def test_no_algorithm_beats_the_link_rate(n, s, link):
     """Rules: Bus bandwidth; Topology"""
     for algo in ALGORITHMS:
@@ -352,6 +353,7 @@ def test_pipeline_does_not_cut_the_read():
 @given(batch=st.integers(1, 512), alpha=st.sampled_from([0, 1000, 3000, 20000, 10**6]),
        link=st.sampled_from([25, 50, 450, 900]),
        order=st.permutations([(1, 1), (2, 1), (4, 1), (8, 1), (1, 8), (4, 2), (2, 4)]))
+@settings(max_examples=min(60, settings.default.max_examples))
 def test_best_layout_is_the_shortest(batch, alpha, link, order):
     """Rule: Best layout"""
     cfg = config(LLAMA_70B)

@@ -108,8 +108,9 @@ def test_against_the_adversary(n, alpha, link, slowdowns, noise, prefer_slow):
 @pytest.mark.parametrize("n", [3, 4, 5, 7, 8, 9, 16, 17])
 def test_every_gpu_of_small_clusters(n):
     """Rules: The cluster; Logarithmic probes"""
+    patterns = (((HI, LO), 2.0), ((LO,), 2.0), ((HI,), 2.0), ((1.0,), 4.0))
     for slow in range(n):
-        for noise, f in (((1.0,), 4.0), ((HI, LO), 2.0), ((LO,), 2.0), ((HI,), 2.0)):
+        for noise, f in patterns if n < 9 else patterns[:2]:
             answer, probes = drive(HonestCluster(n, 3000, 450, slow, f, noise))
             assert answer == slow, (
                 f"n_gpus={n}: GPU {slow}'s link is {f}x slow (noise {noise}); culprit() said "
