@@ -371,8 +371,7 @@ def test_best_layout_is_the_shortest(batch, alpha, link, order):
 def test_best_layout_ties_go_to_the_first():
     """Rule: Best layout"""
     cfg = config(LLAMA_70B)
-    # no bytes to read and no latency: every TP-1 layout ties at 0 whatever its pp (batch
-    # 1 hands off 16 KB per stage, so use pp = 1 only), and TP > 1 pays all-reduces
+    # nothing to read: TP 1 costs 0, every TP > 1 pays its all-reduces
     assert tuple(m.best_layout(cfg, 1, [(8, 1), (1, 1), (2, 1)], 0, 3350, 0, 450)) == (1, 1)
     assert tuple(m.best_layout(cfg, 1, [(4, 1), (4, 1)], 1e9, 3350, 10, 450)) == (4, 1)
     lays = [(2, 1), (1, 2)]
