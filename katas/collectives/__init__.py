@@ -7,8 +7,8 @@ Units: bytes, nanoseconds and GB/s (10^9 bytes per second, which is exactly one 
 ns, so ``nbytes / link_gb_s`` is a time in ns). ``cfg`` is a model's Hugging Face
 ``config.json`` as a dict (``data/models/*.json`` hold real ones under ``"config"``).
 Algorithm names are ``"one_shot"``, ``"two_shot"`` and ``"ring"``. Bad input raises
-ValueError (a bool is not an int; NaN and infinities are not numbers); calling the search
-out of order raises RuntimeError.
+ValueError (a bool is neither an int nor a number; NaN and infinities are not numbers);
+calling the search out of order raises RuntimeError.
 """
 
 from __future__ import annotations
