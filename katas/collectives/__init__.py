@@ -29,7 +29,7 @@ def allreduce_time_ns(algo: str, n: int, nbytes: int, alpha_ns: float,
 
 
 def bus_bandwidth_gb_s(n: int, nbytes: int, time_ns: float) -> float:
-    """nccl-tests' bus bandwidth of an all-reduce of ``nbytes`` on ``n`` GPUs that took ``time_ns``."""
+    """nccl-tests' bus bandwidth of an all-reduce of ``nbytes`` on ``n`` GPUs in ``time_ns``."""
     raise NotImplementedError(f"bus_bandwidth_gb_s ({_PROMPT})")
 
 

@@ -68,7 +68,8 @@ def check_probe(probe: Any, n: int) -> tuple[list[int], int]:
     gpus = list(gpus)
     assert all(isinstance(g, int) and not isinstance(g, bool) for g in gpus), (
         f"probe gpus must be ints, got {gpus!r}")
-    assert len(gpus) >= 2, f"a probe needs at least two GPUs (a ring of one is no collective): {gpus!r}"
+    assert len(gpus) >= 2, \
+        f"a probe needs at least two GPUs (a ring of one is no collective): {gpus!r}"
     assert gpus == sorted(set(gpus)), f"probe gpus must be distinct and increasing: {gpus!r}"
     assert 0 <= gpus[0] and gpus[-1] < n, f"probe gpus must be in 0..{n - 1}: {gpus!r}"
     assert isinstance(nbytes, int) and not isinstance(nbytes, bool) and \

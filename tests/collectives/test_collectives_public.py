@@ -155,7 +155,8 @@ def test_three_gpus_under_noise(slow_gpu):
     """Rules: Noise; A probe"""
     cluster = HonestCluster(3, ALPHA, LINK, slow_gpu, slowdown=2.0, noise=(1.02, 0.98))
     found, probes = run_search(m, cluster)
-    assert found == slow_gpu, f"GPU {slow_gpu} is slow (2x, noisy times); got {found} after {probes}"
+    assert found == slow_gpu, \
+        f"GPU {slow_gpu} is slow (2x, noisy times); got {found} after {probes}"
 
 
 @pytest.mark.rubric("slow_link")

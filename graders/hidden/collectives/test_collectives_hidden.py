@@ -37,8 +37,8 @@ def close(got, want, what, rel=1e-9):
 
 
 def dense_configs():
-    return [n for n in model_names() if "hidden_size" in config(n) and "num_hidden_layers" in config(n)
-            and "num_attention_heads" in config(n)]
+    keys = ("hidden_size", "num_hidden_layers", "num_attention_heads")
+    return [n for n in model_names() if all(k in config(n) for k in keys)]
 
 
 # =====================================================================================
@@ -189,7 +189,8 @@ def test_float_traps(n, alpha, link):
 def test_crossover_never_and_always():
     """Rule: Crossover"""
     for n in (2, 3, 8):
-        assert m.crossover_bytes("ring", "ring", n, 10, 10) is None, "an algorithm never beats itself"
+        assert m.crossover_bytes("ring", "ring", n, 10, 10) is None, \
+            "an algorithm never beats itself"
         assert m.crossover_bytes("two_shot", "ring", n, 10, 10) is None
         if n > 2:
             assert m.crossover_bytes("two_shot", "one_shot", n, 10, 10) is None, \
@@ -219,8 +220,9 @@ def test_best_allreduce_at_exact_ties(case):
     n, link, k = case
     alpha, x = tie_alpha("one_shot", "two_shot", n, link, k)
     assume(alpha <= 10**6)
-    assert m.best_allreduce(n, x, alpha, link) == "one_shot", \
-        f"one-shot and two-shot tie at {x} bytes (n={n}, alpha={alpha}, link={link}): the fewer steps win"
+    assert m.best_allreduce(n, x, alpha, link) == "one_shot", (
+        f"one-shot and two-shot tie at {x} bytes (n={n}, alpha={alpha}, link={link}): "
+        "the fewer steps win")
     assert m.best_allreduce(n, x + 1, alpha, link) == "two_shot"
 
 
@@ -295,7 +297,8 @@ def truth_step(cfg, batch, tp, pp, step_bytes, hbm, alpha, link, act=2):
     s = batch * cfg["hidden_size"] * act
     t = Fraction(step_bytes) / (tp * Fraction(hbm))
     if tp > 1:
-        t += 2 * cfg["num_hidden_layers"] * min(exact_time(a, tp, s, alpha, link) for a in ALGORITHMS)
+        fastest = min(exact_time(a, tp, s, alpha, link) for a in ALGORITHMS)
+        t += 2 * cfg["num_hidden_layers"] * fastest
     return t + (pp - 1) * (Fraction(alpha) + Fraction(s) / Fraction(link))
 
 
@@ -342,8 +345,8 @@ def test_pipeline_does_not_cut_the_read():
     for pp in (0, 127, True, 2.0):
         with pytest.raises(ValueError):
             m.step_time_ns(cfg, 4, 1, pp, w, 4800, 0, 450)
-    for args in [(4, 8, 1, -1.0, 4800, 0, 450), (4, 8, 1, w, 0, 0, 450), (4, 8, 1, w, 4800, -1, 450),
-                 (4, 8, 1, w, 4800, 0, 0), (0, 8, 1, w, 4800, 0, 450),
+    for args in [(4, 8, 1, -1.0, 4800, 0, 450), (4, 8, 1, w, 0, 0, 450),
+                 (4, 8, 1, w, 4800, -1, 450), (4, 8, 1, w, 4800, 0, 0), (0, 8, 1, w, 4800, 0, 450),
                  (4, 8, 1, float("nan"), 4800, 0, 450)]:
         with pytest.raises(ValueError):
             m.step_time_ns(cfg, *args)

@@ -28,7 +28,8 @@ def table(name: str) -> list[dict[str, Any]]:
 
 
 def statement(what: str) -> float:
-    return float(next(r["gb_s"] for r in table("nccl_h100_statement") if r["what"].startswith(what)))
+    rows = table("nccl_h100_statement")
+    return float(next(r["gb_s"] for r in rows if r["what"].startswith(what)))
 
 
 def vllm_threshold(world_size: int) -> int | None:
@@ -83,7 +84,8 @@ def test_nccl_ring_at_its_effective_rate():
     s = 16 * 2**30
     t = m.allreduce_time_ns("ring", 8, s, 3000, ring)
     assert m.bus_bandwidth_gb_s(8, s, t) == pytest.approx(ring, rel=1e-3)
-    small = m.bus_bandwidth_gb_s(8, 32 * 2**10, m.allreduce_time_ns("ring", 8, 32 * 2**10, 3000, ring))
+    kib32 = 32 * 2**10
+    small = m.bus_bandwidth_gb_s(8, kib32, m.allreduce_time_ns("ring", 8, kib32, 3000, ring))
     assert small < 1.5, f"at 32 KiB fourteen 3 us steps dominate: busbw {small:.2f} GB/s"
 
 

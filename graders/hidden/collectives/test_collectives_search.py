@@ -124,7 +124,8 @@ def test_extreme_clusters(alpha, link):
     for n in (3, 4096):
         for slow in (0, n // 2, n - 1):
             answer, probes = drive(HonestCluster(n, alpha, link, slow, 2.0, (HI, LO)))
-            assert answer == slow, f"n={n}, alpha={alpha}, link={link}: slow GPU {slow}, got {answer}"
+            assert answer == slow, \
+                f"n={n}, alpha={alpha}, link={link}: slow GPU {slow}, got {answer}"
 
 
 @pytest.mark.rubric("slow_link")
