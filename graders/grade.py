@@ -57,6 +57,7 @@ class TestResult:
     outcome: str = "not run"          # passed | failed | skipped | not run
     message: str = ""
     duration: float = 0.0
+    note: str = ""                    # what graded it (a hardware test's data), if it says
 
 
 @dataclass
@@ -66,6 +67,7 @@ class ItemResult:
     score: int
     tests: list[TestResult]
     message: str = ""
+    note: str = ""                     # what graded it: its tests' notes (hardware data)
 
 
 @dataclass
@@ -456,6 +458,7 @@ class Channel:
             self._reject(f"a result for {nodeid} with no matching start")
         elif e.get("outcome") not in ("passed", "failed", "skipped") or \
                 not isinstance(e.get("message"), str) or \
+                not isinstance(e.get("note", ""), str) or \
                 not isinstance(e.get("duration"), (int, float)):
             self._reject(f"a malformed result for {nodeid}")
         else:
@@ -476,6 +479,7 @@ class Channel:
         assert self.by_id is not None
         res = self.by_id[e["nodeid"]]
         res.outcome, res.message = e["outcome"], e["message"]
+        res.note = e.get("note", "")[:MESSAGE_CHARS]
         res.duration = float(e["duration"])
         self.done.add(res.nodeid)
 
@@ -543,7 +547,10 @@ def _score(grade: Grade) -> None:
         else:
             status, message = "passed", f"{len(tests)} tests passed"
         score = item.points if status == "passed" else 0
-        grade.items.append(ItemResult(item, status, score, tests, message))
+        note = "; ".join(dict.fromkeys(t.note for t in tests if t.note and t.outcome != "skipped"))
+        if item.hardware and status == "skipped":
+            note = "not counted (no data)"
+        grade.items.append(ItemResult(item, status, score, tests, message, note))
 
 
 # -- reports ---------------------------------------------------------------------------
@@ -571,6 +578,8 @@ def table(grade: Grade, candidate: bool = False) -> str:
         elif r.status in ("skipped", "no tests"):
             first = _clip(" ".join((_candidate_message(r) if candidate else r.message).split()),
                           FIRST_COLUMN)
+        if r.note and r.status != "skipped":
+            first = _clip(f"{first}  [{r.note}]" if first else r.note, FIRST_COLUMN)
         lines.append(f"  {r.item.id:<26}{r.score:>4}/{r.item.points:<3}  {r.status.upper():<8} "
                      f"{passed:>3}/{len(r.tests):<3}  {first}")
     for item in kata.rubric:
@@ -711,7 +720,8 @@ def results_json(grade: Grade, hidden_visibility: str = "hidden") -> dict[str, A
         tests.append({"name": f"rubric: {r.item.id}", "number": str(n), "score": r.score,
                       "max_score": r.item.points if r.status != "skipped" else 0,
                       "status": "passed" if r.status in ("passed", "skipped") else "failed",
-                      "output": f"{r.item.description}\n{_candidate_message(r)}",
+                      "output": f"{r.item.description}\n{_candidate_message(r)}"
+                                + (f"\n{r.note}" if r.note else ""),
                       "visibility": "visible", "tags": ["rubric", r.item.id]})
     for t in grade.tests:
         hidden = t.visibility == "hidden"

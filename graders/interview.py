@@ -332,7 +332,8 @@ def report_data(s: Session, grade_result: Any, ended: str) -> dict[str, Any]:
     if grade_result is not None:
         graded = {"score": grade_result.score, "max_score": grade_result.max_score,
                   "items": [{"id": r.item.id, "points": r.item.points, "score": r.score,
-                             "status": r.status} for r in grade_result.items]}
+                             "status": r.status, "note": r.note}
+                            for r in grade_result.items]}
     return {
         "kata": s.kata.name, "title": s.kata.title,
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.started_wall)),
@@ -401,7 +402,9 @@ def render_markdown(data: dict[str, Any]) -> str:
             r = graded.get(item["id"])
             first = data["first_pass"].get(item["id"])
             score = f"{r['score']}/{item['points']}" if r else f"-/{item['points']}"
-            md.append(f"| {item['id']} | tests | {score} | {r['status'] if r else 'not graded'}"
+            status = (r["status"] + (f" ({r['note']})" if r.get("note") else "")) if r else \
+                "not graded"
+            md.append(f"| {item['id']} | tests | {score} | {status}"
                       f" | {clock(first) if first is not None else '-'} | |")
         else:
             m = marks.get(item["id"])
