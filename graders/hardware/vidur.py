@@ -62,7 +62,7 @@ METHOD = (
     "record_function range (kernel time from the profiler trace, no launch gaps); min, max, "
     "mean, median and std (numpy, population) are over the 20 repetitions of that one pass, "
     "in milliseconds. The linear layers are sarathi's ColumnParallelLinear / RowParallelLinear "
-    "(not in the vidur repository; the issue reading them as F.linear through cuBLAS is not "
+    "(sarathi is not in the vidur repository; that they reach cuBLAS through F.linear is not "
     "checked here). Token counts: vidur/profiling/utils/__init__.py get_num_tokens_to_profile "
     "(1, 2, 4, then 8..1016 step 8, 1024..2048 step 16, 2048..4096 step 32 and on), so 2048 "
     "and 4096 are profiled twice per tensor-parallel degree.")
@@ -114,6 +114,9 @@ HEADER: dict[str, Any] = {
             "11.1% on the graded series (Llama-2-7B TP2 attn_pre_proj: 144 vs 160 us)",
             "the series with K below 4096 run in a few tens of microseconds, where the 1 us "
             "print resolution is a few percent",
+            "Qwen-72B's attn_pre_proj has a bias (use_qkv_bias in vidur/config/model_config.py), "
+            "so its time includes the bias; its GEMM shape equals Qwen-72B TP8 mlp_up_proj's "
+            "(6144 x 8192) and the two series differ by a median 4.7% (up to 33% at one M)",
         ],
         "rows": "m, n, k (the GEMM [m, k] x [k, n] on one tensor-parallel rank), the five "
                 "statistics in us, and csv_line (the line of the source CSV, header = line 1)",
