@@ -631,6 +631,8 @@ def failure_details(grade: Grade, candidate: bool = False) -> list[str]:
             continue
         where = bad.nodeid if not candidate or bad.visibility != "hidden" else ""
         lines.append(f"  {r.item.id}: {where}")
+        if r.note:
+            lines.append(f"    ({r.note})")
         body = _explanation(bad.message).splitlines() or [bad.outcome]
         if len(body) > DETAIL_LINES:
             rest = len(body) - DETAIL_LINES

@@ -332,7 +332,7 @@ def report_data(s: Session, grade_result: Any, ended: str) -> dict[str, Any]:
     if grade_result is not None:
         graded = {"score": grade_result.score, "max_score": grade_result.max_score,
                   "items": [{"id": r.item.id, "points": r.item.points, "score": r.score,
-                             "status": r.status, "note": r.note}
+                             "status": r.status, "note": getattr(r, "note", "")}
                             for r in grade_result.items]}
     return {
         "kata": s.kata.name, "title": s.kata.title,

@@ -29,8 +29,8 @@ MIN_POINTS = 8
 CHUNK_STEP = 16
 MAX_CHUNK_REGRET = 0.15
 BUDGETS = (512, 1000, 1500, 2100, 3000, 4096)
-# The published fixture (microsoft/vidur's H100 profiles): the prompt's rule, fixed before any
-# solution was graded on it. Every series whose N is a Llama-3.1-8B projection width, at every
+# The published fixture (microsoft/vidur's H100 profiles): the prompt's rule, which depends on
+# no solution (issue 30's rule as written). Every series whose N is a Llama-3.1-8B projection width, at every
 # budget up to 2048 in BUDGETS plus 2048 (vidur timed every multiple of 16 up to 2048 only).
 LLAMA_31_8B_WIDTHS = (4096, 6144, 14336, 28672)
 PUBLISHED_BUDGETS = (512, 1000, 1500, 2048)
