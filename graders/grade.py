@@ -59,6 +59,7 @@ class TestResult:
     message: str = ""
     duration: float = 0.0
     rules: tuple[str, ...] = ()       # the prompt's rule labels the test checks (plugin.rules_of)
+    note: str = ""                    # what graded it (a hardware test's data), if it says
 
 
 @dataclass
@@ -68,6 +69,7 @@ class ItemResult:
     score: int
     tests: list[TestResult]
     message: str = ""
+    note: str = ""                     # what graded it: its tests' notes (hardware data)
 
 
 @dataclass
@@ -571,6 +573,7 @@ class Channel:
             self._reject(f"a result for {nodeid} with no matching start")
         elif e.get("outcome") not in ("passed", "failed", "skipped") or \
                 not isinstance(e.get("message"), str) or \
+                not isinstance(e.get("note", ""), str) or \
                 not isinstance(e.get("duration"), (int, float)):
             self._reject(f"a malformed result for {nodeid}")
         else:
@@ -591,6 +594,7 @@ class Channel:
         assert self.by_id is not None
         res = self.by_id[e["nodeid"]]
         res.outcome, res.message = e["outcome"], e["message"]
+        res.note = e.get("note", "")[:MESSAGE_CHARS]
         res.duration = float(e["duration"])
         self.done.add(res.nodeid)
 
@@ -658,7 +662,10 @@ def _score(grade: Grade) -> None:
         else:
             status, message = "passed", f"{len(tests)} tests passed"
         score = item.points if status == "passed" else 0
-        grade.items.append(ItemResult(item, status, score, tests, message))
+        note = "; ".join(dict.fromkeys(t.note for t in tests if t.note and t.outcome != "skipped"))
+        if item.hardware and status == "skipped":
+            note = "not counted (no data)"
+        grade.items.append(ItemResult(item, status, score, tests, message, note))
 
 
 # -- reports ---------------------------------------------------------------------------
@@ -690,6 +697,8 @@ def table(grade: Grade, candidate: bool = False) -> str:
                 first = _clip(f"{bad.nodeid.split('::')[-1]}: {msg}", FIRST_COLUMN)
         elif r.status in ("skipped", "no tests"):
             first = _clip(" ".join(item_note(r, candidate).split()), FIRST_COLUMN)
+        if r.note and r.status not in ("skipped", "no tests"):
+            first = _clip(f"{first}  [{r.note}]" if first else r.note, FIRST_COLUMN)
         points = f"{r.score:>4}/{r.item.points:<3}" if r.status != "skipped" else \
             f"{'-':>4}/{r.item.points:<3}"
         lines.append(f"  {r.item.id:<26}{points}  {status_label(r):<11} "
@@ -751,6 +760,8 @@ def failure_details(grade: Grade, candidate: bool = False) -> list[str]:
             continue
         where = bad.nodeid if not candidate or bad.visibility != "hidden" else ""
         lines.append(f"  {r.item.id}: {where}")
+        if r.note:
+            lines.append(f"    ({r.note})")
         body = _explanation(bad.message).splitlines() or [bad.outcome]
         if len(body) > DETAIL_LINES:
             rest = len(body) - DETAIL_LINES
@@ -816,7 +827,7 @@ def item_note(r: ItemResult, candidate: bool = False) -> str:
         return f"not counted: {_skip_reason(r, candidate)}"
     if r.status == "no tests":
         return r.message
-    return ""
+    return r.note   # what graded it (a hardware item's data), when its tests say
 
 
 def _skip_reason(r: ItemResult, candidate: bool = False) -> str:
@@ -895,7 +906,8 @@ def results_json(grade: Grade, hidden_visibility: str = "hidden") -> dict[str, A
         entry: dict[str, Any] = {
             "name": f"rubric: {r.item.id}", "number": str(n), "score": r.score,
             "max_score": r.item.points, "status": "passed" if r.status == "passed" else "failed",
-            "output": f"{r.item.description}\n{_candidate_message(r, grade.hidden_detail)}",
+            "output": f"{r.item.description}\n{_candidate_message(r, grade.hidden_detail)}"
+                      + (f"\n{r.note}" if r.note and r.status != "skipped" else ""),
             "visibility": "visible", "tags": ["rubric", r.item.id]}
         if r.status == "skipped":
             # not counted: neither points nor a status (Gradescope's schema has only

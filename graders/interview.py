@@ -757,7 +757,8 @@ def render_markdown(data: dict[str, Any], candidate: bool = False) -> str:
             counts = (f"{r['passed']}/{r['tests']} (public {r['public']['passed']}/"
                       f"{r['public']['tests']}, hidden {r['hidden']['passed']}/"
                       f"{r['hidden']['tests']})") if r else "-"
-            status = (r.get("note") or r["status"]).replace("|", "/") if r else NOT_GRADED
+            status = (r["status"] + (f" ({r['note']})" if r.get("note") else "")).replace(
+                "|", "/") if r else NOT_GRADED
             md.append(f"| {item['id']} | tests | {score} | {status}"
                       f" | {counts} | {clock(first) if first is not None else '-'} | |")
         else:
