@@ -1,7 +1,7 @@
 """Reference solution for step_trace: what a step's timeline says.
 
 Everything is exact: times are ints, measures are sums of int interval lengths, ratios and
-probabilities are Fractions. Intervals are half-open [start, end), so touching intervals
+probabilities are Fractions, returned as (numerator, denominator) pairs. Intervals are half-open [start, end), so touching intervals
 never overlap and a zero-length event covers nothing.
 """
 
@@ -19,6 +19,12 @@ PHASES = ("prefill", "transfer", "decode")
 UNATTRIBUTED = "unattributed"
 
 Interval = tuple[int, int]
+Ratio = tuple[int, int]
+
+
+def _ratio(x: Fraction) -> Ratio:
+    """An exact value as (numerator, denominator) in lowest terms: plain data."""
+    return x.numerator, x.denominator
 
 
 # ------------------------------------------------------------------ validation
@@ -144,7 +150,7 @@ def idle_breakdown(trace: Sequence[dict[str, Any]]) -> dict[int, dict[str, int]]
 
 # ------------------------------------------------------------------ MBU
 def decode_mbu(trace: Sequence[dict[str, Any]], step: int, weight_bytes: int, kv_bytes: int,
-               bandwidth: int) -> dict[str, Fraction]:
+               bandwidth: int) -> dict[str, Ratio]:
     events = _checked(trace)
     _int(step, "step")
     _int(weight_bytes, "weight_bytes")
@@ -158,7 +164,8 @@ def decode_mbu(trace: Sequence[dict[str, Any]], step: int, weight_bytes: int, kv
     if busy == 0:
         raise ValueError(f"step {step} has no GPU work")
     floor = Fraction((weight_bytes + kv_bytes) * 1_000_000, bandwidth)
-    return {"floor_us": floor, "mbu": floor / (hi - lo), "busy_mbu": floor / busy}
+    return {"floor_us": _ratio(floor), "mbu": _ratio(floor / (hi - lo)),
+            "busy_mbu": _ratio(floor / busy)}
 
 
 # ------------------------------------------------------------------ periodic stalls
@@ -178,7 +185,7 @@ def stall_period(durations: Sequence[int], threshold: int) -> tuple[int, list[in
     return None
 
 
-def stall_exposure(period: int, residues: Sequence[int], n: int) -> dict[str, Fraction]:
+def stall_exposure(period: int, residues: Sequence[int], n: int) -> dict[str, Ratio]:
     _int(period, "period", lo=1)
     _int(n, "n")
     if not isinstance(residues, (list, tuple)):
@@ -192,7 +199,7 @@ def stall_exposure(period: int, residues: Sequence[int], n: int) -> dict[str, Fr
         raise ValueError("residues repeat")
     q = Fraction(len(stalls), period)
     hit = sum(1 for s in range(period) if any((s + j) % period in stalls for j in range(min(n, period))))
-    return {"independent": 1 - (1 - q) ** n, "periodic": Fraction(hit, period)}
+    return {"independent": _ratio(1 - (1 - q) ** n), "periodic": _ratio(Fraction(hit, period))}
 
 
 # ------------------------------------------------------------------ handoff

@@ -16,7 +16,6 @@ Bad input (see the prompt's "Bad input") raises ValueError; ints are never bools
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any
 
 _PROMPT = "see katas/step_trace/README.md"
@@ -35,8 +34,9 @@ def idle_breakdown(trace: Sequence[dict[str, Any]]) -> dict[int, dict[str, int]]
 
 
 def decode_mbu(trace: Sequence[dict[str, Any]], step: int, weight_bytes: int, kv_bytes: int,
-               bandwidth: int) -> dict[str, Fraction]:
-    """The step's floor from bytes and its bandwidth utilisation, exactly:
+               bandwidth: int) -> dict[str, tuple[int, int]]:
+    """The step's floor from bytes and its bandwidth utilisation, each exact value as a pair
+    (numerator, denominator) of ints with denominator > 0:
     {"floor_us": (weight_bytes + kv_bytes) / bandwidth in microseconds (bandwidth in bytes/s),
     "mbu": floor_us / the step window's length, "busy_mbu": floor_us / the step's GPU busy
     time}. Raises ValueError for an unknown step or a step with no GPU work."""
@@ -50,8 +50,9 @@ def stall_period(durations: Sequence[int], threshold: int) -> tuple[int, list[in
     raise NotImplementedError(f"stall_period ({_PROMPT})")
 
 
-def stall_exposure(period: int, residues: Sequence[int], n: int) -> dict[str, Fraction]:
-    """The chance that a request of ``n`` consecutive steps meets at least one stall:
+def stall_exposure(period: int, residues: Sequence[int], n: int) -> dict[str, tuple[int, int]]:
+    """The chance that a request of ``n`` consecutive steps meets at least one stall, each as
+    a pair (numerator, denominator) of ints with denominator > 0:
     {"independent": 1 - (1 - q)^n with q = len(residues) / period, "periodic": the share of
     the ``period`` start phases whose n steps include a stalled residue}."""
     raise NotImplementedError(f"stall_exposure ({_PROMPT})")
