@@ -7,13 +7,12 @@ set of running GPU events and covering causes, so busy time, idle labels and ste
 membership all come from the same elementary segments (no interval merging, no clipping);
 the attribution compares candidates by explicit rules rather than one sort key; the period
 is the smallest shift at which the slow/not-slow list matches itself; the periodic exposure
-marks, for each stalled residue, the n phases that reach it; exact values are reduced by
-hand with math.gcd instead of fractions.Fraction.
+marks, for each stalled residue, the n phases that reach it; exact values are integer pairs
+built by hand, not reduced (the prompt accepts any equal pair), and no fractions.Fraction.
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from typing import Any
 
@@ -125,8 +124,7 @@ def idle_breakdown(trace):
 
 
 def _pair(num: int, den: int) -> tuple[int, int]:
-    g = math.gcd(num, den)
-    return num // g, den // g
+    return num, den
 
 
 def decode_mbu(trace, step, weight_bytes, kv_bytes, bandwidth):
