@@ -1,8 +1,8 @@
 """Reference solution for step_trace: what a step's timeline says.
 
 Everything is exact: times are ints, measures are sums of int interval lengths, ratios and
-probabilities are Fractions, returned as (numerator, denominator) pairs. Intervals are half-open [start, end), so touching intervals
-never overlap and a zero-length event covers nothing.
+probabilities are Fractions, returned as (numerator, denominator) pairs. Intervals are
+half-open [start, end): touching intervals never overlap, a zero-length event covers nothing.
 """
 
 from __future__ import annotations
@@ -198,7 +198,8 @@ def stall_exposure(period: int, residues: Sequence[int], n: int) -> dict[str, Ra
     if len(stalls) != len(residues):
         raise ValueError("residues repeat")
     q = Fraction(len(stalls), period)
-    hit = sum(1 for s in range(period) if any((s + j) % period in stalls for j in range(min(n, period))))
+    reach = range(min(n, period))
+    hit = sum(1 for s in range(period) if any((s + j) % period in stalls for j in reach))
     return {"independent": _ratio(1 - (1 - q) ** n), "periodic": _ratio(Fraction(hit, period))}
 
 
