@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import numbers
 from fractions import Fraction
 from typing import Any
 
@@ -91,10 +92,11 @@ def cause(kind: str, name: str, start: int, end: int, **extra: Any) -> dict[str,
 def as_fraction(got: Any, what: str) -> Fraction:
     """An exact value returned as a (numerator, denominator) pair, checked and converted."""
     ok = (isinstance(got, (tuple, list)) and len(got) == 2
-          and all(isinstance(x, int) and not isinstance(x, bool) for x in got) and got[1] > 0)
+          and all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in got)
+          and got[1] > 0)
     assert ok, (f"{what}: an exact value is a pair (numerator, denominator) of ints with "
                 f"denominator > 0, got {got!r}")
-    return Fraction(got[0], got[1])
+    return Fraction(int(got[0]), int(got[1]))
 
 
 def exact(got: Any, want: Fraction, what: str) -> None:
