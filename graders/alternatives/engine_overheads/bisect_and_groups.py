@@ -1,7 +1,9 @@
 """An independent correct engine_overheads solution, built differently from the reference.
 
-Written by the kata's author from the prompt and the stub only, without looking back at the
-reference (no blind helper was available in this session). It differs from the reference:
+Written by the kata's author after the reference, from the prompt and the stub, without
+copying from the reference; not blind (no blind helper was available in this session), so it
+guards against tests that pin the reference's style rather than against the author's own
+reading of the prompt. It differs from the reference:
 
 - the default ladder is built by walking a size upward with a step that changes at 8 and 256;
 - padding uses ``bisect`` on the sorted distinct sizes; the waste is accumulated per size
