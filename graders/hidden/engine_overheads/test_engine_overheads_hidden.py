@@ -265,7 +265,7 @@ def test_lora_batches_bad_input():
         with pytest.raises(ValueError):
             eo.lora_sub_batches(["a"], bad)
     ok = (["a", None], [1, 2], 1, 1, 1, 1)
-    for i, bad in [(1, [1]), (1, [1, 0]), (1, [1, True]), (1, [1, 2.0]), (3, -1), (4, -1),
+    for i, bad in [(1, [1]), (1, [1, 0]), (1, None), (1, "12"), (1, [1, True]), (1, [1, 2.0]), (3, -1), (4, -1),
                    (5, -1), (3, 1.0), (2, 0), (5, True)]:
         args = list(ok)
         args[i] = bad
@@ -328,6 +328,9 @@ def test_lora_memory_refuses():
                  (2, [16], "q_proj", 1, 16), (True, [16], ["q_proj"], 1, 16)]:
         with pytest.raises(ValueError):
             eo.lora_memory(cfg, *args)
+    for bad_cfg in [None, [("hidden_size", 4096)], "llama"]:
+        with pytest.raises(ValueError):
+            eo.lora_memory(bad_cfg, 2, [16], ["q_proj"], 1, 16)
     broken = dict(cfg)
     del broken["intermediate_size"]
     with pytest.raises(ValueError):
