@@ -132,3 +132,16 @@ def mm(images: list[tuple[int, int]], patch: int, merge: int, text: int, new: in
             "encode_bytes": phases[0][1], "prefill_bytes": phases[1][1],
             "decode_bytes": phases[2][1], "peak_bytes": peak,
             "peak_phase": [k for k, v in phases if v == peak][0]}
+
+
+def vllm_style_table(sizes: list[int]) -> list[int]:
+    """vLLM's padding lookup, re-written: for each gap (previous size, size], every count in it
+    maps to the size's upper end, a count equal to a size to itself; the table stops at the
+    largest size (`CudagraphDispatcher._compute_bs_to_padded_graph_size`)."""
+    ordered = sorted(set(sizes))
+    top = ordered[-1]
+    table = [0] * (top + 1)
+    for start, end in zip([0] + ordered, ordered + [top + 1]):
+        for count in range(start, end):
+            table[count] = start if count == start else end
+    return table

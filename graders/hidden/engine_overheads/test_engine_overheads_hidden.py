@@ -101,11 +101,19 @@ def test_padded_size_is_the_smallest_size_that_fits(sizes, data):
 
 
 @pytest.mark.rubric("padding")
-def test_padded_size_on_the_default_ladder():
+@settings(max_examples=min(15, settings.default.max_examples))
+@given(st.one_of(SIZE_LISTS, st.integers(1, 600).map(oracle.ladder)))
+@example(oracle.ladder(512))
+def test_padded_size_agrees_with_vllms_lookup_table(sizes):
     """Rule: Padding"""
-    ladder = oracle.ladder(512)
-    for n in range(1, 520):
-        assert eo.padded_size(n, ladder) == oracle.padded(n, ladder), f"n = {n}"
+    table = oracle.vllm_style_table(sizes)
+    edges = sorted({1, len(table), len(table) + 1} | {s + d for s in sizes for d in (-1, 0, 1)})
+    for n in [e for e in edges if e >= 1]:
+        want = table[n] if n < len(table) else None
+        got = eo.padded_size(n, list(sizes))
+        assert got == want, (
+            f"padded_size({n}, {sizes}): vLLM's lookup table gives {want} (None: no graph, "
+            f"eager above the largest size), got {got}")
 
 
 @pytest.mark.rubric("padding")
