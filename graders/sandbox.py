@@ -41,6 +41,7 @@ was serving and a fresh one serves the next test.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -59,7 +60,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Callable, NoReturn
+from typing import IO, Any, BinaryIO, Callable, Iterator, NoReturn
 
 from graders import catalog, measure, wire
 
@@ -342,11 +343,14 @@ def _set_limits(limits: Limits) -> None:
 
 
 def _preexec(backend: str, uid: int | None, new_root: str | None, scratch: str,
-             limits: Limits, flt: Any) -> Callable[[], None]:
-    """Runs in the child between fork and exec. Under bwrap: a new session and the
-    limits (bwrap and the launcher do the rest). Otherwise also the fallback's namespaces,
-    the uid switch and the seccomp filter."""
+             limits: Limits, flt: Any, cgroup: str | None = None) -> Callable[[], None]:
+    """Runs in the child between fork and exec. First the sandbox's cgroup (where there is
+    one: everything the sandbox ever starts is then accounted there). Under bwrap: a new
+    session and the limits (bwrap and the launcher do the rest). Otherwise also the
+    fallback's namespaces, the uid switch and the seccomp filter."""
     def run() -> None:
+        if cgroup is not None:
+            measure.join_cgroup(cgroup)
         os.setsid()
         if backend == "namespaces" and new_root:
             libc = _libc()
@@ -393,7 +397,7 @@ def _chown_tree(top: Path, uid: int) -> None:
 
 def _spawn(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, *,
            env: dict[str, str], out: IO[bytes] | int, pass_fds: tuple[int, ...] = (),
-           uid: int | None = None,
+           uid: int | None = None, cgroup: str | None = None,
            script: bool = False) -> tuple[subprocess.Popen[bytes], Path | None]:
     """Start argv (cwd: scratch) in the sandbox ``caps`` describes; with ``script``, argv is
     a Python script and its arguments, run by this interpreter with PYTHON_FLAGS. Returns
@@ -417,7 +421,7 @@ def _spawn(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, *
         if caps.backend == "namespaces":
             new_root = Path(tempfile.mkdtemp(prefix="root-", dir=_scratch_base()))
     prepare = _preexec(caps.backend, uid, str(new_root) if new_root else None, str(scratch),
-                       limits, flt)
+                       limits, flt, cgroup)
     try:
         proc = subprocess.Popen(argv, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=out, pass_fds=pass_fds, preexec_fn=prepare)
@@ -829,6 +833,7 @@ class Worker:
         caps = self.caps = capabilities()
         self.limits = limits
         self.uid = _sandbox_uid(uid_base) if os.geteuid() == 0 and caps.separate_uid else None
+        self.cgroup = measure.new_cgroup() if caps.backend != "limits" else None
         self.new_root: Path | None = None
         self.scratch, target = _prepare_scratch(submission, trusted_copy)
         self.output_path = Path(tempfile.mkstemp(prefix="kata-worker-out-")[1])
@@ -846,8 +851,13 @@ class Worker:
                     caps, [str(self.scratch / "_kata_worker.py"), str(req_r), str(rep_w),
                            str(target), module_name] + (["read-only"] if read_only else []),
                     self.scratch, limits, env=_worker_env(self.scratch), out=out,
-                    pass_fds=(req_r, rep_w), uid=self.uid, script=True)
-        self._connect(start)
+                    pass_fds=(req_r, rep_w), uid=self.uid, cgroup=self.cgroup, script=True)
+        try:
+            self._connect(start)
+        except BaseException:
+            if self.cgroup is not None:
+                measure.remove_cgroup(self.cgroup)
+            raise
 
     def _connect(self, start: Callable[[int, int], None]) -> None:
         """Make the request and reply pipes, hand the worker's ends to ``start`` (which
@@ -873,6 +883,23 @@ class Worker:
     def pid(self) -> int:
         """The root of the worker's process tree, for measurements taken from outside."""
         return int(self.proc.pid)
+
+    @property
+    def top(self) -> int:
+        """The sandbox's first process (bwrap, or the worker itself in the fallbacks)."""
+        return int(self.proc.pid)
+
+    def meter(self) -> "measure.Meter | measure.CgroupMeter":
+        """A CPU meter of the whole sandbox (its cgroup), or of the worker's processes
+        found from outside where no cgroup could be made; not started."""
+        if self.cgroup is not None:
+            return measure.CgroupMeter(self.cgroup)
+        return measure.Meter(self.pid, self.uid)
+
+    def survivors(self) -> list[int]:
+        """Processes the submission started that are still running (none may outlive a
+        measured call)."""
+        return measure.survivors(self.pid, self.top, self.cgroup, self.uid)
 
     def _exit_code(self) -> int | None:
         try:
@@ -971,7 +998,11 @@ class Worker:
 
     def kill(self) -> None:
         """End the worker: every process of it is gone when this returns."""
+        if self.cgroup is not None:
+            measure.kill_cgroup(self.cgroup)
         _end(self.proc, self.caps, self.uid)
+        if self.cgroup is not None:
+            measure.remove_cgroup(self.cgroup)
         for stream in (self.requests, self.replies):
             try:
                 stream.close()
@@ -1079,6 +1110,7 @@ class Zygote:
         os.chmod(self.scratch, 0o755)   # workers read their code; only their folder is theirs
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.ctrl = ours
+        self.cgroup = measure.new_cgroup()
         try:
             with open(self.output_path, "wb") as out:
                 self.proc, _ = _spawn(
@@ -1087,8 +1119,10 @@ class Zygote:
                                 str(_child_uid(uid_base, 0))]   # the compile child's uid
                     + (["read-only"] if read_only else []),
                     self.scratch, limits, env=_worker_env(self.scratch), out=out,
-                    pass_fds=(theirs.fileno(),), uid=None, script=True)
+                    pass_fds=(theirs.fileno(),), uid=None, cgroup=self.cgroup, script=True)
         except BaseException:
+            if self.cgroup is not None:
+                measure.remove_cgroup(self.cgroup)
             ours.close()
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.output_path.unlink(missing_ok=True)
@@ -1201,7 +1235,11 @@ class Zygote:
             and _running(self.host_pid)
 
     def kill(self) -> None:
+        if self.cgroup is not None:
+            measure.kill_cgroup(self.cgroup)
         _end(self.proc, self.caps, None)
+        if self.cgroup is not None:
+            measure.remove_cgroup(self.cgroup)
         try:
             self.ctrl.close()
         except OSError:
@@ -1218,6 +1256,7 @@ class ForkedWorker(Worker):
         self.caps = zygote.caps
         self.limits = zygote.limits
         self.zygote = zygote
+        self.cgroup = zygote.cgroup   # the sandbox's: the zygote is idle while a call runs
         self.new_root = None
         self.dead = None
         zygote.forked += 1
@@ -1249,6 +1288,10 @@ class ForkedWorker(Worker):
     def pid(self) -> int:
         return self.host_pid
 
+    @property
+    def top(self) -> int:
+        return int(self.zygote.proc.pid)
+
     def _exit_code(self) -> int | None:
         status = self.zygote.exit_status(self.ns_pid, 5.0)
         if status is None:
@@ -1263,8 +1306,10 @@ class ForkedWorker(Worker):
         /tmp emptied (the worker's folder is there)."""
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:
-            left = [p for p in measure.tree(self.zygote.proc.pid)
-                    if p not in self.zygote.infra and _running(p)]
+            inside = measure.tree(self.zygote.proc.pid)
+            if self.cgroup is not None:   # also what left the tree (nothing leaves the cgroup)
+                inside += measure.cgroup_pids(self.cgroup)
+            left = [p for p in set(inside) if p not in self.zygote.infra and _running(p)]
             if not left:
                 break
             _kill_and_wait(left, min(0.05, max(0.0, deadline - time.monotonic())))
@@ -1299,6 +1344,17 @@ class Session:
         self.exc_classes: dict[str, type[BaseException]] = {}
         self.zygote: Zygote | None = None
         self.use_zygote = Zygote.usable(capabilities())
+        self._watch: Callable[[], str | None] | None = None
+
+    @contextlib.contextmanager
+    def watching(self, watch: Callable[[], str | None]) -> Iterator[None]:
+        """Every call made inside the block is watched by ``watch`` (a CPU meter's): a
+        measured call then goes through the proxy exactly as a checked call does."""
+        self._watch = watch
+        try:
+            yield
+        finally:
+            self._watch = None
 
     def _new_worker(self) -> Worker:
         name = f"_submission_{self.kata}"
@@ -1350,7 +1406,7 @@ class Session:
              watch: Callable[[], str | None] | None = None) -> Any:
         worker = self.current()
         generation = self.generation
-        reply = worker.request(message, watch)
+        reply = worker.request(message, watch if watch is not None else self._watch)
         if "ok" in reply:
             return wire.decode(reply["ok"], lambda d: self._proxy(d, generation))
         err = reply.get("error")
