@@ -379,11 +379,54 @@ def _scratch_base() -> Path:
     return base
 
 
+_UID_BLOCKS = 100_000
+_uid_block: dict[int, tuple[int, int]] = {}   # pid -> (block, the descriptor holding it)
+
+
+def _claims_folder() -> str:
+    for top in ("/run", "/tmp"):
+        folder = os.path.join(top, "kata-uid-claims")
+        try:
+            os.makedirs(folder, mode=0o755, exist_ok=True)
+            if os.access(folder, os.W_OK):
+                return folder
+        except OSError:
+            continue
+    raise SandboxUnavailable("no folder for uid claims in /run or /tmp")
+
+
+def uid_block() -> int:
+    """This process's block of worker uids, unique on the machine while it lives: claimed
+    by an exclusive lock (``flock``) on ``/run/kata-uid-claims/<block>`` (``/tmp`` where
+    /run is not writable), held until the process ends (the kernel drops it then, however
+    the process ends), so concurrent graders (a batch with ``--jobs``, two CI runners, and
+    containers that share that folder) never hold the same uids and the root fallback's
+    sweep by uid never ends another grader's worker. The search starts at pid mod 100000."""
+    import fcntl
+
+    pid = os.getpid()
+    if pid in _uid_block:
+        return _uid_block[pid][0]
+    folder = _claims_folder()
+    for i in range(_UID_BLOCKS):
+        block = (pid + i) % _UID_BLOCKS
+        fd = os.open(os.path.join(folder, str(block)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                     0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _uid_block[pid] = (block, fd)
+        return block
+    raise SandboxUnavailable("every block of worker uids is claimed")
+
+
 def _sandbox_uid(base: int = 200000) -> int:
-    # one uid per trusted process, so parallel graders never sweep each other's workers;
-    # the reference's workers (graders.impl.measured_call) use base 300000 and candidate
-    # test commands base 400000, so sweeping one kind in the root fallback never ends another
-    return base + os.getpid() % 100000
+    # one uid per trusted process (its claimed block), so parallel graders never sweep each
+    # other's workers; the reference's workers (graders.impl.measured_call) use base 300000
+    # and candidate test commands base 400000, so sweeping one kind never ends another
+    return base + uid_block()
 
 
 def _chown_tree(top: Path, uid: int) -> None:
@@ -896,10 +939,34 @@ class Worker:
             return measure.CgroupMeter(self.cgroup)
         return measure.Meter(self.pid, self.uid)
 
+    def _main(self) -> int:
+        """The worker's own interpreter: below bwrap (and the pid namespace's init, also a
+        bwrap) where there is one, the oldest child at each step (orphans re-parented to
+        the init are younger)."""
+        main = getattr(self, "_main_pid", None)
+        if main is None:
+            main = self.proc.pid
+            for _ in range(4):
+                try:
+                    with open(f"/proc/{main}/comm") as fh:
+                        if fh.read().strip() != "bwrap":
+                            break
+                except OSError:
+                    break
+                kids = measure._children_of(main)
+                if kids is None:
+                    kids = measure._all_parents().get(main, [])
+                started = [(st[1], k) for k in kids if (st := measure._stat(k)) is not None]
+                if not started:
+                    break
+                main = min(started)[1]
+            self._main_pid = main
+        return main
+
     def survivors(self) -> list[int]:
         """Processes the submission started that are still running (none may outlive a
         measured call)."""
-        return measure.survivors(self.pid, self.top, self.cgroup, self.uid)
+        return measure.survivors(self._main(), self.top, self.cgroup, self.uid)
 
     def _exit_code(self) -> int | None:
         try:
@@ -924,24 +991,15 @@ class Worker:
         except (BrokenPipeError, OSError):
             self._died()
         cap = getattr(self.limits, "reply_bytes", wire.REPLY_BYTES)
-        wait = self.limits.call_seconds
-        if watch is not None:
-            deadline = time.monotonic() + wait
-            ready: list[Any] = []
-            while not ready:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                ready, _, _ = select.select([self.replies], [], [], min(left, 0.02))
-                if not ready:
-                    reason = watch()
-                    if reason:
-                        self.kill()
-                        self.dead = reason
-                        raise SubmissionError(reason)
-            wait = max(0.0, deadline - time.monotonic())
         try:
-            reply = wire.recv_reply(self.replies.fileno(), cap, wait)
+            # the watch runs until the whole reply is in, and the reply (its length header
+            # included) must arrive in full within a few seconds of its first byte
+            reply = wire.recv_reply(self.replies.fileno(), cap, self.limits.call_seconds,
+                                    watch=watch)
+        except wire.Stopped as stop:
+            self.kill()
+            self.dead = str(stop)
+            raise SubmissionError(self.dead) from None
         except BaseException as exc:
             if not isinstance(exc, (TimeoutError, wire.WireError, ValueError, OSError)):
                 # interrupted while the worker still computes (the test's own timeout
@@ -1074,10 +1132,11 @@ def _parent_of(pid: int) -> int:
 
 def _child_uid(uid_base: int, n: int) -> int:
     """A uid no other worker of any grader on this machine holds: one range per kind of
-    worker (submission 200000, reference 300000), one block per trusted process, one uid per
+    worker (submission 200000, reference 300000), one block per trusted process (claimed:
+    ``uid_block``), one uid per
     forked worker (reused only after a thousand workers, long after that one is gone)."""
     return (1_000_000_000 + (uid_base // 100_000 % 10) * 100_000_000
-            + (os.getpid() % 100_000) * 1000 + n % 1000)
+            + uid_block() * 1000 + n % 1000)
 
 
 class Zygote:
@@ -1291,6 +1350,9 @@ class ForkedWorker(Worker):
     @property
     def top(self) -> int:
         return int(self.zygote.proc.pid)
+
+    def _main(self) -> int:
+        return self.host_pid
 
     def _exit_code(self) -> int | None:
         status = self.zygote.exit_status(self.ns_pid, 5.0)

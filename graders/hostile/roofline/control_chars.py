@@ -6,6 +6,7 @@ forged green "score: 100/100" line, and carries NUL, vertical tab, form feed, DE
 bidi-override characters, to forge the terminal table and break junit.xml.
 Class: reports
 Targets: ridge
+Modes: both
 Honest: the same ridge_point failure with a plain message
 Stopped by: grade.safe_text at the report boundary (grade._score) replaces every such character
 """
