@@ -254,6 +254,22 @@ def worker_process(kata: str) -> tuple[int, int | None]:
     return int(worker.pid), worker.uid
 
 
+def worker_cpu_seconds(kata: str) -> float:
+    """The CPU seconds the worker's whole sandbox has used so far (its cgroup, where the
+    machine allows one; else the worker's processes found from outside): a snapshot, for
+    checks that difference two of them around checked calls (backpressure)."""
+    from graders import measure
+
+    if not _isolate:
+        raise RuntimeError("worker_cpu_seconds: the implementation runs in this process")
+    session = object.__getattribute__(_remote(kata), "_session")
+    session.call({"op": "ping"})
+    worker = session.current()
+    if worker.cgroup is not None:
+        return measure.cgroup_usage(worker.cgroup)
+    return measure.cpu_seconds(worker.pid, worker.uid)
+
+
 def kata_impl(name: str) -> Any:
     """The implementation under test for kata ``name`` (see the module docstring)."""
     if not (catalog.KATAS_DIR / name).is_dir():

@@ -584,3 +584,23 @@ def test_uid_blocks_are_claimed_once_per_machine() -> None:
     os.close(r)
     os.close(w)
     assert theirs != mine
+
+
+def test_every_measured_call_in_the_tests_is_checked() -> None:
+    """Every measured call is a checked call (docs/AUTHORING.md): each ``measured_call`` in
+    the public and hidden tests passes ``check=`` or measures the reference."""
+    import ast
+
+    unchecked = []
+    for top in ("tests", "graders/hidden"):
+        for path in sorted((catalog.ROOT / top).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not (isinstance(node, ast.Call) and (
+                        getattr(node.func, "id", None) == "measured_call"
+                        or getattr(node.func, "attr", None) == "measured_call")):
+                    continue
+                kw = {k.arg: k.value for k in node.keywords}
+                ref = kw.get("reference")
+                if "check" not in kw and not (isinstance(ref, ast.Constant) and ref.value):
+                    unchecked.append(f"{path.relative_to(catalog.ROOT)}:{node.lineno}")
+    assert not unchecked, f"measured calls whose result is not checked: {unchecked}"
