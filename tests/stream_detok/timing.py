@@ -23,10 +23,14 @@ from __future__ import annotations
 
 import codecs
 import random
+import secrets
 from typing import Any
 
 LENGTH, LIMIT = 50_000, 8.0
 STOPS = ["<|end|>", "\n\nUser:"]
+# the timed stream is drawn afresh by every test process, so no submission can compute its
+# answers ahead of the timed call (outside the measured window) from a seed it can read
+TIMED_SEED = secrets.randbits(32)
 
 
 def workload(n: int, seed: int = 7) -> tuple[list[bytes], list[int]]:
@@ -120,7 +124,7 @@ def reference_cpu(stops: list[str], again: bool = False) -> float:
 
     key = (isolated(), tuple(stops))
     if key not in _reference_cpu or again:
-        vocab, ids = workload(LENGTH)
+        vocab, ids = workload(LENGTH, TIMED_SEED)
         if key not in _reference_cpu:
             _measure(stops, ids[:2000], vocab, True)   # warm-up
         used = _measure(stops, ids, vocab, True)[1]
@@ -134,7 +138,7 @@ def growth(stops: list[str] = STOPS, window: int = 30_000) -> tuple[bool, str]:
     timed run's pushes are the class's own."""
     from graders.impl import OverBudget, WrongResult
 
-    vocab, ids = workload(LENGTH)
+    vocab, ids = workload(LENGTH, TIMED_SEED)
     ref = reference_cpu(stops)
     try:   # a warm-up that counts: the first 2000 tokens, under the whole stream's budget
         (sent, text, _), _ = _measure(stops, ids[:2000], vocab, False, 1.5 * LIMIT * ref)

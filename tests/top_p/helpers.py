@@ -10,6 +10,7 @@ so it cannot depend on a tie order.
 from __future__ import annotations
 
 import math
+import secrets
 from typing import Any
 
 import numpy as np
@@ -339,8 +340,13 @@ def check_no_loop(module: Any, fn_name: str, direction: str) -> None:
 CPU_LIMIT = 40.0        # honest numpy solutions measured at 1-19x the reference, loops 100x+
 
 
+# the timed inputs are drawn afresh by every test process, so no submission can compute their
+# answers ahead of the timed call (outside the measured window) from a seed it can read
+TIMED_SEED = secrets.randbits(32)
+
+
 def cpu_inputs(direction: str) -> tuple[np.ndarray, ...]:
-    rng = np.random.default_rng(83 if direction == "rows" else 89)
+    rng = np.random.default_rng([TIMED_SEED, 83 if direction == "rows" else 89])
     if direction == "rows":
         rows, vocab = 32768, 2
         x = rows_of(rng, rows, vocab, 2.0, bf16=True)
