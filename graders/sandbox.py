@@ -350,7 +350,10 @@ def _preexec(backend: str, uid: int | None, new_root: str | None, scratch: str,
     fallback's namespaces, the uid switch and the seccomp filter."""
     def run() -> None:
         if cgroup is not None:
-            measure.join_cgroup(cgroup)
+            try:   # checked from outside once started (Worker._check_cgroup)
+                measure.join_cgroup(cgroup)
+            except OSError:
+                pass
         os.setsid()
         if backend == "namespaces" and new_root:
             libc = _libc()
@@ -867,6 +870,15 @@ def _prepare_scratch(submission: Path, trusted_copy: bool) -> tuple[Path, Path]:
     return scratch, target
 
 
+def _checked_cgroup(cgroup: str | None, pid: int) -> str | None:
+    """``cgroup`` if the sandbox's first process did join it (everything it starts is then
+    in it too), else None (the fallback meter is used; an empty cgroup would read 0)."""
+    if cgroup is not None and pid not in measure.cgroup_pids(cgroup):
+        measure.remove_cgroup(cgroup)
+        return None
+    return cgroup
+
+
 class Worker:
     """One worker process and its pipes."""
 
@@ -901,6 +913,7 @@ class Worker:
             if self.cgroup is not None:
                 measure.remove_cgroup(self.cgroup)
             raise
+        self.cgroup = _checked_cgroup(self.cgroup, self.proc.pid)
 
     def _connect(self, start: Callable[[int, int], None]) -> None:
         """Make the request and reply pipes, hand the worker's ends to ``start`` (which
@@ -1188,6 +1201,7 @@ class Zygote:
             raise
         finally:
             theirs.close()
+        self.cgroup = _checked_cgroup(self.cgroup, self.proc.pid)
         self.ns_pid: int | None = None
         self.infra: set[int] = set()
         self.tmp_kept: set[str] = set()
