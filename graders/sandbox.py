@@ -350,7 +350,7 @@ def _preexec(backend: str, uid: int | None, new_root: str | None, scratch: str,
     fallback's namespaces, the uid switch and the seccomp filter."""
     def run() -> None:
         if cgroup is not None:
-            try:   # checked from outside once started (Worker._check_cgroup)
+            try:   # checked from outside once started (_checked_cgroup)
                 measure.join_cgroup(cgroup)
             except OSError:
                 pass
