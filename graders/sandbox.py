@@ -41,6 +41,7 @@ was serving and a fresh one serves the next test.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -59,7 +60,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Callable, NoReturn
+from typing import IO, Any, BinaryIO, Callable, Iterator, NoReturn
 
 from graders import catalog, measure, wire
 
@@ -342,11 +343,17 @@ def _set_limits(limits: Limits) -> None:
 
 
 def _preexec(backend: str, uid: int | None, new_root: str | None, scratch: str,
-             limits: Limits, flt: Any) -> Callable[[], None]:
-    """Runs in the child between fork and exec. Under bwrap: a new session and the
-    limits (bwrap and the launcher do the rest). Otherwise also the fallback's namespaces,
-    the uid switch and the seccomp filter."""
+             limits: Limits, flt: Any, cgroup: str | None = None) -> Callable[[], None]:
+    """Runs in the child between fork and exec. First the sandbox's cgroup (where there is
+    one: everything the sandbox ever starts is then accounted there). Under bwrap: a new
+    session and the limits (bwrap and the launcher do the rest). Otherwise also the
+    fallback's namespaces, the uid switch and the seccomp filter."""
     def run() -> None:
+        if cgroup is not None:
+            try:   # checked from outside once started (_checked_cgroup)
+                measure.join_cgroup(cgroup)
+            except OSError:
+                pass
         os.setsid()
         if backend == "namespaces" and new_root:
             libc = _libc()
@@ -375,11 +382,54 @@ def _scratch_base() -> Path:
     return base
 
 
+_UID_BLOCKS = 100_000
+_uid_block: dict[int, tuple[int, int]] = {}   # pid -> (block, the descriptor holding it)
+
+
+def _claims_folder() -> str:
+    for top in ("/run", "/tmp"):
+        folder = os.path.join(top, "kata-uid-claims")
+        try:
+            os.makedirs(folder, mode=0o755, exist_ok=True)
+            if os.access(folder, os.W_OK):
+                return folder
+        except OSError:
+            continue
+    raise SandboxUnavailable("no folder for uid claims in /run or /tmp")
+
+
+def uid_block() -> int:
+    """This process's block of worker uids, unique on the machine while it lives: claimed
+    by an exclusive lock (``flock``) on ``/run/kata-uid-claims/<block>`` (``/tmp`` where
+    /run is not writable), held until the process ends (the kernel drops it then, however
+    the process ends), so concurrent graders (a batch with ``--jobs``, two CI runners, and
+    containers that share that folder) never hold the same uids and the root fallback's
+    sweep by uid never ends another grader's worker. The search starts at pid mod 100000."""
+    import fcntl
+
+    pid = os.getpid()
+    if pid in _uid_block:
+        return _uid_block[pid][0]
+    folder = _claims_folder()
+    for i in range(_UID_BLOCKS):
+        block = (pid + i) % _UID_BLOCKS
+        fd = os.open(os.path.join(folder, str(block)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                     0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _uid_block[pid] = (block, fd)
+        return block
+    raise SandboxUnavailable("every block of worker uids is claimed")
+
+
 def _sandbox_uid(base: int = 200000) -> int:
-    # one uid per trusted process, so parallel graders never sweep each other's workers;
-    # the reference's workers (graders.impl.measured_call) use base 300000 and candidate
-    # test commands base 400000, so sweeping one kind in the root fallback never ends another
-    return base + os.getpid() % 100000
+    # one uid per trusted process (its claimed block), so parallel graders never sweep each
+    # other's workers; the reference's workers (graders.impl.measured_call) use base 300000
+    # and candidate test commands base 400000, so sweeping one kind never ends another
+    return base + uid_block()
 
 
 def _chown_tree(top: Path, uid: int) -> None:
@@ -393,7 +443,7 @@ def _chown_tree(top: Path, uid: int) -> None:
 
 def _spawn(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, *,
            env: dict[str, str], out: IO[bytes] | int, pass_fds: tuple[int, ...] = (),
-           uid: int | None = None,
+           uid: int | None = None, cgroup: str | None = None,
            script: bool = False) -> tuple[subprocess.Popen[bytes], Path | None]:
     """Start argv (cwd: scratch) in the sandbox ``caps`` describes; with ``script``, argv is
     a Python script and its arguments, run by this interpreter with PYTHON_FLAGS. Returns
@@ -417,7 +467,7 @@ def _spawn(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, *
         if caps.backend == "namespaces":
             new_root = Path(tempfile.mkdtemp(prefix="root-", dir=_scratch_base()))
     prepare = _preexec(caps.backend, uid, str(new_root) if new_root else None, str(scratch),
-                       limits, flt)
+                       limits, flt, cgroup)
     try:
         proc = subprocess.Popen(argv, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=out, pass_fds=pass_fds, preexec_fn=prepare)
@@ -820,6 +870,15 @@ def _prepare_scratch(submission: Path, trusted_copy: bool) -> tuple[Path, Path]:
     return scratch, target
 
 
+def _checked_cgroup(cgroup: str | None, pid: int) -> str | None:
+    """``cgroup`` if the sandbox's first process did join it (everything it starts is then
+    in it too), else None (the fallback meter is used; an empty cgroup would read 0)."""
+    if cgroup is not None and pid not in measure.cgroup_pids(cgroup):
+        measure.remove_cgroup(cgroup)
+        return None
+    return cgroup
+
+
 class Worker:
     """One worker process and its pipes."""
 
@@ -829,6 +888,7 @@ class Worker:
         caps = self.caps = capabilities()
         self.limits = limits
         self.uid = _sandbox_uid(uid_base) if os.geteuid() == 0 and caps.separate_uid else None
+        self.cgroup = measure.new_cgroup() if caps.backend != "limits" else None
         self.new_root: Path | None = None
         self.scratch, target = _prepare_scratch(submission, trusted_copy)
         self.output_path = Path(tempfile.mkstemp(prefix="kata-worker-out-")[1])
@@ -846,8 +906,14 @@ class Worker:
                     caps, [str(self.scratch / "_kata_worker.py"), str(req_r), str(rep_w),
                            str(target), module_name] + (["read-only"] if read_only else []),
                     self.scratch, limits, env=_worker_env(self.scratch), out=out,
-                    pass_fds=(req_r, rep_w), uid=self.uid, script=True)
-        self._connect(start)
+                    pass_fds=(req_r, rep_w), uid=self.uid, cgroup=self.cgroup, script=True)
+        try:
+            self._connect(start)
+        except BaseException:
+            if self.cgroup is not None:
+                measure.remove_cgroup(self.cgroup)
+            raise
+        self.cgroup = _checked_cgroup(self.cgroup, self.proc.pid)
 
     def _connect(self, start: Callable[[int, int], None]) -> None:
         """Make the request and reply pipes, hand the worker's ends to ``start`` (which
@@ -874,6 +940,47 @@ class Worker:
         """The root of the worker's process tree, for measurements taken from outside."""
         return int(self.proc.pid)
 
+    @property
+    def top(self) -> int:
+        """The sandbox's first process (bwrap, or the worker itself in the fallbacks)."""
+        return int(self.proc.pid)
+
+    def meter(self) -> "measure.Meter | measure.CgroupMeter":
+        """A CPU meter of the whole sandbox (its cgroup), or of the worker's processes
+        found from outside where no cgroup could be made; not started."""
+        if self.cgroup is not None:
+            return measure.CgroupMeter(self.cgroup)
+        return measure.Meter(self.pid, self.uid)
+
+    def _main(self) -> int:
+        """The worker's own interpreter: below bwrap (and the pid namespace's init, also a
+        bwrap) where there is one, the oldest child at each step (orphans re-parented to
+        the init are younger)."""
+        main = getattr(self, "_main_pid", None)
+        if main is None:
+            main = self.proc.pid
+            for _ in range(4):
+                try:
+                    with open(f"/proc/{main}/comm") as fh:
+                        if fh.read().strip() != "bwrap":
+                            break
+                except OSError:
+                    break
+                kids = measure._children_of(main)
+                if kids is None:
+                    kids = measure._all_parents().get(main, [])
+                started = [(st[1], k) for k in kids if (st := measure._stat(k)) is not None]
+                if not started:
+                    break
+                main = min(started)[1]
+            self._main_pid = main
+        return main
+
+    def survivors(self) -> list[int]:
+        """Processes the submission started that are still running (none may outlive a
+        measured call)."""
+        return measure.survivors(self._main(), self.top, self.cgroup, self.uid)
+
     def _exit_code(self) -> int | None:
         try:
             return _exit_status(self.caps, self.proc.wait(timeout=5))
@@ -897,24 +1004,15 @@ class Worker:
         except (BrokenPipeError, OSError):
             self._died()
         cap = getattr(self.limits, "reply_bytes", wire.REPLY_BYTES)
-        wait = self.limits.call_seconds
-        if watch is not None:
-            deadline = time.monotonic() + wait
-            ready: list[Any] = []
-            while not ready:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                ready, _, _ = select.select([self.replies], [], [], min(left, 0.02))
-                if not ready:
-                    reason = watch()
-                    if reason:
-                        self.kill()
-                        self.dead = reason
-                        raise SubmissionError(reason)
-            wait = max(0.0, deadline - time.monotonic())
         try:
-            reply = wire.recv_reply(self.replies.fileno(), cap, wait)
+            # the watch runs until the whole reply is in, and the reply (its length header
+            # included) must arrive in full within a few seconds of its first byte
+            reply = wire.recv_reply(self.replies.fileno(), cap, self.limits.call_seconds,
+                                    watch=watch)
+        except wire.Stopped as stop:
+            self.kill()
+            self.dead = str(stop)
+            raise SubmissionError(self.dead) from None
         except BaseException as exc:
             if not isinstance(exc, (TimeoutError, wire.WireError, ValueError, OSError)):
                 # interrupted while the worker still computes (the test's own timeout
@@ -971,7 +1069,11 @@ class Worker:
 
     def kill(self) -> None:
         """End the worker: every process of it is gone when this returns."""
+        if self.cgroup is not None:
+            measure.kill_cgroup(self.cgroup)
         _end(self.proc, self.caps, self.uid)
+        if self.cgroup is not None:
+            measure.remove_cgroup(self.cgroup)
         for stream in (self.requests, self.replies):
             try:
                 stream.close()
@@ -1043,10 +1145,11 @@ def _parent_of(pid: int) -> int:
 
 def _child_uid(uid_base: int, n: int) -> int:
     """A uid no other worker of any grader on this machine holds: one range per kind of
-    worker (submission 200000, reference 300000), one block per trusted process, one uid per
+    worker (submission 200000, reference 300000), one block per trusted process (claimed:
+    ``uid_block``), one uid per
     forked worker (reused only after a thousand workers, long after that one is gone)."""
     return (1_000_000_000 + (uid_base // 100_000 % 10) * 100_000_000
-            + (os.getpid() % 100_000) * 1000 + n % 1000)
+            + uid_block() * 1000 + n % 1000)
 
 
 class Zygote:
@@ -1079,6 +1182,7 @@ class Zygote:
         os.chmod(self.scratch, 0o755)   # workers read their code; only their folder is theirs
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.ctrl = ours
+        self.cgroup = measure.new_cgroup()
         try:
             with open(self.output_path, "wb") as out:
                 self.proc, _ = _spawn(
@@ -1087,14 +1191,17 @@ class Zygote:
                                 str(_child_uid(uid_base, 0))]   # the compile child's uid
                     + (["read-only"] if read_only else []),
                     self.scratch, limits, env=_worker_env(self.scratch), out=out,
-                    pass_fds=(theirs.fileno(),), uid=None, script=True)
+                    pass_fds=(theirs.fileno(),), uid=None, cgroup=self.cgroup, script=True)
         except BaseException:
+            if self.cgroup is not None:
+                measure.remove_cgroup(self.cgroup)
             ours.close()
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.output_path.unlink(missing_ok=True)
             raise
         finally:
             theirs.close()
+        self.cgroup = _checked_cgroup(self.cgroup, self.proc.pid)
         self.ns_pid: int | None = None
         self.infra: set[int] = set()
         self.tmp_kept: set[str] = set()
@@ -1201,7 +1308,11 @@ class Zygote:
             and _running(self.host_pid)
 
     def kill(self) -> None:
+        if self.cgroup is not None:
+            measure.kill_cgroup(self.cgroup)
         _end(self.proc, self.caps, None)
+        if self.cgroup is not None:
+            measure.remove_cgroup(self.cgroup)
         try:
             self.ctrl.close()
         except OSError:
@@ -1218,6 +1329,7 @@ class ForkedWorker(Worker):
         self.caps = zygote.caps
         self.limits = zygote.limits
         self.zygote = zygote
+        self.cgroup = zygote.cgroup   # the sandbox's: the zygote is idle while a call runs
         self.new_root = None
         self.dead = None
         zygote.forked += 1
@@ -1249,6 +1361,13 @@ class ForkedWorker(Worker):
     def pid(self) -> int:
         return self.host_pid
 
+    @property
+    def top(self) -> int:
+        return int(self.zygote.proc.pid)
+
+    def _main(self) -> int:
+        return self.host_pid
+
     def _exit_code(self) -> int | None:
         status = self.zygote.exit_status(self.ns_pid, 5.0)
         if status is None:
@@ -1263,8 +1382,10 @@ class ForkedWorker(Worker):
         /tmp emptied (the worker's folder is there)."""
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:
-            left = [p for p in measure.tree(self.zygote.proc.pid)
-                    if p not in self.zygote.infra and _running(p)]
+            inside = measure.tree(self.zygote.proc.pid)
+            if self.cgroup is not None:   # also what left the tree (nothing leaves the cgroup)
+                inside += measure.cgroup_pids(self.cgroup)
+            left = [p for p in set(inside) if p not in self.zygote.infra and _running(p)]
             if not left:
                 break
             _kill_and_wait(left, min(0.05, max(0.0, deadline - time.monotonic())))
@@ -1299,6 +1420,17 @@ class Session:
         self.exc_classes: dict[str, type[BaseException]] = {}
         self.zygote: Zygote | None = None
         self.use_zygote = Zygote.usable(capabilities())
+        self._watch: Callable[[], str | None] | None = None
+
+    @contextlib.contextmanager
+    def watching(self, watch: Callable[[], str | None]) -> Iterator[None]:
+        """Every call made inside the block is watched by ``watch`` (a CPU meter's): a
+        measured call then goes through the proxy exactly as a checked call does."""
+        self._watch = watch
+        try:
+            yield
+        finally:
+            self._watch = None
 
     def _new_worker(self) -> Worker:
         name = f"_submission_{self.kata}"
@@ -1350,7 +1482,7 @@ class Session:
              watch: Callable[[], str | None] | None = None) -> Any:
         worker = self.current()
         generation = self.generation
-        reply = worker.request(message, watch)
+        reply = worker.request(message, watch if watch is not None else self._watch)
         if "ok" in reply:
             return wire.decode(reply["ok"], lambda d: self._proxy(d, generation))
         err = reply.get("error")
