@@ -121,7 +121,7 @@ def block_gemm(qa: np.ndarray, sa: np.ndarray, qw: np.ndarray, sw: np.ndarray,
     return acc
 
 
-def gguf_bits_per_weight(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> Fraction:
+def gguf_bits_per_weight(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> tuple[int, int]:
     """Exact bits per weight of a tensor-type map (see the kata stub)."""
     if not isinstance(tensors, Mapping) or len(tensors) == 0:
         raise ValueError("tensors must be a non-empty mapping")
@@ -139,7 +139,8 @@ def gguf_bits_per_weight(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> 
         count = math.prod(int(d) for d in dims)
         bits += count // per_block * block_bytes * 8
         elements += count
-    return Fraction(bits, elements)
+    exact = Fraction(bits, elements)
+    return exact.numerator, exact.denominator
 
 
 def q4_k_m_more_bits(i_layer: int, n_layers: int) -> bool:
@@ -173,7 +174,7 @@ def mla_decode_cost(cfg: Mapping[str, object], mode: str, query_tokens: int = 1,
     raise ValueError(f"mode must be 'mha', 'unabsorbed' or 'absorbed', got {mode!r}")
 
 
-def _shares(top_k: int, shares: Sequence[int | float | Fraction]) -> list[Fraction]:
+def _shares(top_k: int, shares: Sequence[int | float]) -> list[Fraction]:
     if not _is_int(top_k) or top_k < 1 or isinstance(shares, (str, bytes)):
         raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
     exact: list[Fraction] = []
@@ -196,15 +197,16 @@ def _shares(top_k: int, shares: Sequence[int | float | Fraction]) -> list[Fracti
 
 
 def expert_calibration_tokens(tokens: int, top_k: int,
-                              shares: Sequence[int | float | Fraction]) -> list[Fraction]:
+                              shares: Sequence[int | float]) -> list[tuple[int, int]]:
     """Expected tokens per expert (see the kata stub)."""
     if not _is_int(tokens) or tokens < 0:
         raise ValueError(f"tokens must be an int >= 0, got {tokens!r}")
-    return [int(tokens) * int(top_k) * s for s in _shares(top_k, shares)]
+    counts = [int(tokens) * int(top_k) * s for s in _shares(top_k, shares)]
+    return [(c.numerator, c.denominator) for c in counts]
 
 
 def calibration_tokens_needed(min_per_expert: int, top_k: int,
-                              shares: Sequence[int | float | Fraction]) -> int:
+                              shares: Sequence[int | float]) -> int:
     """Fewest tokens that give every expert min_per_expert expected tokens (see the stub)."""
     if not _is_int(min_per_expert) or min_per_expert < 0:
         raise ValueError(f"min_per_expert must be an int >= 0, got {min_per_expert!r}")

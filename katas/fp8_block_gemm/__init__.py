@@ -12,8 +12,6 @@ wrong type) and changes nothing. Bools are never accepted as ints.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from fractions import Fraction
-
 import numpy as np
 
 _PROMPT = "see katas/fp8_block_gemm/README.md"
@@ -81,8 +79,9 @@ def block_gemm(qa: np.ndarray, sa: np.ndarray, qw: np.ndarray, sw: np.ndarray,
     raise NotImplementedError(f"block_gemm ({_PROMPT})")
 
 
-def gguf_bits_per_weight(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> Fraction:
-    """Bits per weight of a GGUF file's tensors: total storage bits / total elements, exactly.
+def gguf_bits_per_weight(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> tuple[int, int]:
+    """Bits per weight of a GGUF file's tensors: total storage bits / total elements, exactly,
+    as ``(numerator, denominator)`` in lowest terms (4.5 bits is ``(9, 2)``).
 
     ``tensors`` maps a tensor name to ``(ggml type, shape)``; the type is a key of
     ``GGML_TYPES``, whose blocks cut every row (the last dimension of ``shape``, ggml's ne[0])
@@ -114,8 +113,9 @@ def mla_decode_cost(cfg: Mapping[str, object], mode: str, query_tokens: int = 1,
 
 
 def expert_calibration_tokens(tokens: int, top_k: int,
-                              shares: Sequence[int | float | Fraction]) -> list[Fraction]:
-    """Expected calibration tokens each routed expert sees: ``tokens * top_k * share_i``.
+                              shares: Sequence[int | float]) -> list[tuple[int, int]]:
+    """Expected calibration tokens each routed expert sees: ``tokens * top_k * share_i``, each
+    as ``(numerator, denominator)`` in lowest terms (denominator >= 1; 500 is ``(500, 1)``).
 
     ``shares`` are routing weights, one per expert, normalised by their sum (floats converted
     exactly). Raises ValueError for tokens < 0, top_k < 1 or above the number of experts, a
@@ -125,7 +125,7 @@ def expert_calibration_tokens(tokens: int, top_k: int,
 
 
 def calibration_tokens_needed(min_per_expert: int, top_k: int,
-                              shares: Sequence[int | float | Fraction]) -> int:
+                              shares: Sequence[int | float]) -> int:
     """The fewest calibration tokens T for which every expert's expected count
     ``T * top_k * share_i`` reaches ``min_per_expert``. Raises ValueError as
     ``expert_calibration_tokens`` does, for min_per_expert < 0, and for an expert with share 0

@@ -5,6 +5,7 @@ Nothing here calls the implementation under test or depends on ml_dtypes.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -30,3 +31,16 @@ def pair(result: Any, what: str) -> tuple[Any, Any]:
     assert isinstance(result, (tuple, list)) and len(result) == 2, \
         f"{what}: expected a pair, got {type(result).__name__}"
     return result[0], result[1]
+
+
+def frac(got: Any, what: str) -> Fraction:
+    """A (numerator, denominator) pair in lowest terms, checked, as a Fraction."""
+    assert isinstance(got, (tuple, list)) and len(got) == 2, \
+        f"{what}: expected a (numerator, denominator) pair, got {got!r}"
+    num, den = got
+    assert all(isinstance(v, int) and not isinstance(v, bool) for v in (num, den)), \
+        f"{what}: numerator and denominator must be ints, got {got!r}"
+    f = Fraction(num, den)
+    assert den >= 1 and (f.numerator, f.denominator) == (num, den), \
+        f"{what}: {got!r} is not in lowest terms with a positive denominator"
+    return f

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from graders.impl import kata_impl
-from tests.fp8_block_gemm.helpers import DEEPSEEK_V3_MLA, pair, same
+from tests.fp8_block_gemm.helpers import DEEPSEEK_V3_MLA, frac, pair, same
 
 fb = kata_impl("fp8_block_gemm")
 F32 = np.float32
@@ -101,11 +101,11 @@ def test_accumulator_truncates_per_group():
 @pytest.mark.rubric("gguf_bits")
 def test_gguf_bits_per_weight():
     """Rules: GGUF bits per weight; Q4_K_M's layer rule"""
-    assert fb.gguf_bits_per_weight({"a": ("Q4_K", (4096, 4096))}) == Fraction(9, 2)
-    assert fb.gguf_bits_per_weight({"a": ("Q6_K", (8, 256))}) == Fraction(105, 16)
-    assert fb.gguf_bits_per_weight({"a": ("Q8_0", (2, 64))}) == Fraction(17, 2)
+    assert frac(fb.gguf_bits_per_weight({"a": ("Q4_K", (4096, 4096))}), "Q4_K") == Fraction(9, 2)
+    assert frac(fb.gguf_bits_per_weight({"a": ("Q6_K", (8, 256))}), "Q6_K") == Fraction(105, 16)
+    assert frac(fb.gguf_bits_per_weight({"a": ("Q8_0", (2, 64))}), "Q8_0") == Fraction(17, 2)
     mix = {"a": ("Q4_K", (1, 256)), "b": ("Q6_K", (1, 256)), "n": ("F32", (256,))}
-    assert fb.gguf_bits_per_weight(mix) == Fraction(144 * 8 + 210 * 8 + 256 * 32, 768)
+    assert frac(fb.gguf_bits_per_weight(mix), "mix") == Fraction(144 * 8 + 210 * 8 + 256 * 32, 768)
     got = [i for i in range(32) if fb.q4_k_m_more_bits(i, 32)]
     assert got == [0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31], got
 
@@ -123,7 +123,9 @@ def test_mla_deepseek_v3():
 def test_calibration_tokens():
     """Rule: Calibration tokens per expert"""
     got = fb.expert_calibration_tokens(1000, 2, [1, 1, 2])
-    assert got == [500, 500, 1000] and all(isinstance(g, Fraction) for g in got), got
+    assert [tuple(g) for g in got] == [(500, 1), (500, 1), (1000, 1)], got
+    got = fb.expert_calibration_tokens(10, 1, [1, 2])
+    assert [frac(g, "tokens") for g in got] == [Fraction(10, 3), Fraction(20, 3)], got
     assert fb.calibration_tokens_needed(100, 2, [1, 1, 2]) == 200
     assert fb.calibration_tokens_needed(101, 2, [1, 1, 2]) == 202
     with pytest.raises(ValueError):

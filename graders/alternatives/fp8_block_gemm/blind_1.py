@@ -142,7 +142,7 @@ def block_gemm(qa: np.ndarray, sa: np.ndarray, qw: np.ndarray, sw: np.ndarray,
     return acc
 
 
-def gguf_bits_per_weight(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> Fraction:
+def gguf_bits_per_weight(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> tuple[int, int]:
     if not isinstance(tensors, Mapping) or not tensors:
         raise ValueError("empty tensor map")
     num, den = 0, 0
@@ -160,7 +160,8 @@ def gguf_bits_per_weight(tensors: Mapping[str, tuple[str, tuple[int, ...]]]) -> 
             elems *= int(d)
         num += 8 * nbytes * (elems // per)
         den += elems
-    return Fraction(num, den)
+    g = math.gcd(num, den)
+    return num // g, den // g
 
 
 def q4_k_m_more_bits(i_layer: int, n_layers: int) -> bool:
@@ -196,7 +197,7 @@ def mla_decode_cost(cfg: Mapping[str, object], mode: str, query_tokens: int = 1,
     return table[mode]
 
 
-def _normalise(top_k: int, shares: Sequence[int | float | Fraction]) -> list[Fraction]:
+def _normalise(top_k: int, shares: Sequence[int | float]) -> list[Fraction]:
     if not _int(top_k) or top_k < 1:
         raise ValueError("top_k must be an int >= 1")
     fr = []
@@ -218,15 +219,16 @@ def _normalise(top_k: int, shares: Sequence[int | float | Fraction]) -> list[Fra
 
 
 def expert_calibration_tokens(tokens: int, top_k: int,
-                              shares: Sequence[int | float | Fraction]) -> list[Fraction]:
+                              shares: Sequence[int | float]) -> list[tuple[int, int]]:
     if not _int(tokens) or tokens < 0:
         raise ValueError("tokens must be an int >= 0")
     norm = _normalise(top_k, shares)
-    return [Fraction(int(tokens) * int(top_k)) * f for f in norm]
+    out = [Fraction(int(tokens) * int(top_k)) * f for f in norm]
+    return [(f.numerator, f.denominator) for f in out]
 
 
 def calibration_tokens_needed(min_per_expert: int, top_k: int,
-                              shares: Sequence[int | float | Fraction]) -> int:
+                              shares: Sequence[int | float]) -> int:
     if not _int(min_per_expert) or min_per_expert < 0:
         raise ValueError("min_per_expert must be an int >= 0")
     norm = _normalise(top_k, shares)
