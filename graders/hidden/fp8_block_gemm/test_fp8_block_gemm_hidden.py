@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from graders.hidden.fp8_block_gemm import oracle as o
 from graders.impl import kata_impl
+from graders.support import inputs
 from tests.fp8_block_gemm.helpers import DEEPSEEK_V3_MLA, frac, pair, same
 
 fb = kata_impl("fp8_block_gemm")
@@ -373,3 +374,24 @@ def test_bad_arrays_and_arguments():
                           (cfg, "absorbed", True, 2), ({**cfg, "num_attention_heads": 1.5}, "mha", 1, 2)]:
         with pytest.raises((ValueError, TypeError)):
             fb.mla_decode_cost(c, mode, q, b)
+
+
+@pytest.mark.rubric("errors")
+def test_inputs_are_left_alone():
+    """Rule: Bad input"""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((2, 200)) * 3).astype(F32)
+    w = (rng.standard_normal((130, 200)) * 0.1).astype(F32)
+    qa, sa = pair(inputs.leaves_inputs_alone(fb.quantize_activations, x, what="quantize_activations"),
+                  "quantize_activations")
+    qw, sw = pair(inputs.leaves_inputs_alone(fb.quantize_weights, w, what="quantize_weights"),
+                  "quantize_weights")
+    for bits in (None, 14):
+        y = inputs.leaves_inputs_alone(fb.block_gemm, qa, sa, qw, sw, bits, what="block_gemm")
+        same(y, o.gemm(*o.quantize(x, 1), *o.quantize(w, 128), bits), "block_gemm")
+    shares = [3, 1, 2, 2]
+    got = inputs.leaves_inputs_alone(fb.expert_calibration_tokens, 8, 2, shares,
+                                     what="expert_calibration_tokens")
+    assert [frac(g, "tokens") for g in got] == [6, 2, 4, 4]
+    assert inputs.leaves_inputs_alone(fb.calibration_tokens_needed, 1, 2, shares,
+                                      what="calibration_tokens_needed") == 4
