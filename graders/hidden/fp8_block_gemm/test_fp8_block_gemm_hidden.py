@@ -111,6 +111,7 @@ def gemm_inputs(draw):
 
 # ------------------------------------------------------------------ quantization
 @pytest.mark.rubric("scales")
+@settings(max_examples=min(50, settings.default.max_examples))
 @given(activations())
 def test_activation_scales_match_the_oracle(x):
     """Rules: The scale; Partial tiles"""
@@ -145,6 +146,7 @@ def test_a_partial_tile_takes_its_own_max():
 
 
 @pytest.mark.rubric("e4m3_rounding")
+@settings(max_examples=min(50, settings.default.max_examples))
 @given(activations())
 def test_activation_values_match_the_oracle(x):
     """Rule: Rounding to E4M3"""
@@ -266,7 +268,7 @@ def test_gguf_mix_is_exact(spec):
 @pytest.mark.rubric("gguf_bits")
 def test_q4_k_m_more_bits_every_layer():
     """Rule: Q4_K_M's layer rule"""
-    for n in range(1, 97):
+    for n in [*range(1, 25), 27, 32, 40, 61, 80]:      # every remainder of n % 8 and of the % 3
         got = [bool(fb.q4_k_m_more_bits(i, n)) for i in range(n)]
         assert got == [o.more_bits(i, n) for i in range(n)], n
     for bad in [(-1, 4), (4, 4), (True, 4), (0, 0)]:
