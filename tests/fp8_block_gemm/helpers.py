@@ -38,8 +38,9 @@ def frac(got: Any, what: str) -> Fraction:
     assert isinstance(got, (tuple, list)) and len(got) == 2, \
         f"{what}: expected a (numerator, denominator) pair, got {got!r}"
     num, den = got
-    assert all(isinstance(v, int) and not isinstance(v, bool) for v in (num, den)), \
-        f"{what}: numerator and denominator must be ints, got {got!r}"
+    assert all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+               for v in (num, den)), f"{what}: numerator and denominator must be ints, got {got!r}"
+    num, den = int(num), int(den)
     f = Fraction(num, den)
     assert den >= 1 and (f.numerator, f.denominator) == (num, den), \
         f"{what}: {got!r} is not in lowest terms with a positive denominator"
