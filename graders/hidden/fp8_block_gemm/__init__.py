@@ -1,0 +1,1 @@
+"""Hidden tests for fp8_block_gemm."""

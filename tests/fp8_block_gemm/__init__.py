@@ -1,0 +1,1 @@
+"""Public tests for fp8_block_gemm."""
