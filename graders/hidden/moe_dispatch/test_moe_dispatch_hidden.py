@@ -340,7 +340,8 @@ def test_min_batch_against_the_definition(layers, c0, c1, m0, mb, link, top):
 # (layers, c0, c1, m0, m_bytes, link, max_batch): each has an exact tie at the batch just
 # below the answer, with times that are not integers
 TIES = [(1, 4, 10, 0, 4, 1, 8), (1, 2, 3, 0, 2, 3, 12), (2, 6, 1, 1, 10, 3, 16),
-        (3, 1, 0, 1, 1, 3, 10), (1, 1, 2, 0, 1, 3, 10)]
+        (3, 1, 0, 1, 1, 3, 10), (1, 1, 2, 0, 1, 3, 10), (1, 0, 1, 1, 1, 3, 12),
+        (1, 1, 1, 1, 1, 3, 12), (1, 0, 1, 2, 1, 3, 12), (2, 1, 3, 0, 2, 7, 12)]
 
 
 @pytest.mark.rubric("overlap")
