@@ -122,7 +122,7 @@ def test_odd_batch_splits_smaller_half_first():
 @pytest.mark.rubric("overlap")
 def test_smallest_batch_that_pays():
     """Rules: When splitting pays; A tie does not pay"""
-    assert m.tbo_min_batch(58, 20_000, 200, 30_000, 173_824, 50, 1024) == 53
+    assert m.tbo_min_batch(58, 20_000, 200, 30_000, 173_824, 50, 64) == 53
     # no fixed costs: batch 1 ties (an empty micro-batch costs nothing), batch 2 pays
     assert m.tbo_min_batch(4, 0, 10, 0, 10, 1, 16) == 2
     # one layer, compute 4 + 10 n, comm 4 n: batches 2 and 3 tie exactly (32 and 46 ns)

@@ -357,14 +357,14 @@ def test_min_batch_on_exact_ties(case):
 def test_min_batch_at_scale():
     """Rule: When splitting pays"""
     args = (58, 20_000, 200, 30_000, 173_824, 50)
-    got = m.tbo_min_batch(*args, 1024)
+    got = m.tbo_min_batch(*args, 96)
     assert got == 53
     for b in (52, 53):
         one, two = exact_times(b, *args)
         assert (two < one) == (b == 53)
     assert m.tbo_min_batch(*args, 53) == 53
     assert m.tbo_min_batch(*args, 52) is None, "does not pay at max_batch"
-    assert m.tbo_min_batch(256, 0, 1, 0, 1, 1, 1024) == 2
+    assert m.tbo_min_batch(256, 0, 1, 0, 1, 1, 24) == 2
 
 
 @pytest.mark.rubric("overlap")

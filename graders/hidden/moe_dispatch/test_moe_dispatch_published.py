@@ -89,6 +89,6 @@ def test_vllm_decode_threshold():
     step = published()["illustrative_step"]
     args = (step["layers"], step["compute_fixed_ns"], step["compute_per_token_ns"],
             step["comm_fixed_ns"], step["comm_bytes_per_token"], step["link_gb_s"])
-    assert m.tbo_min_batch(*args, 512) == v["first_split_decode_batch"]
+    assert m.tbo_min_batch(*args, 48) == v["first_split_decode_batch"]
     one, two = m.tbo_step_ns(v["decode_token_threshold"], *args)
     assert two >= one, "at vLLM's threshold itself the model does not split"
