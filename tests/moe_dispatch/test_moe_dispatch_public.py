@@ -15,7 +15,8 @@ EXAMPLE_ROUTE = [1, 5, 40, 41, 44, 70, 72, 100]     # GPUs 0, 1, 10, 10, 11, 17,
 def close(got, want, what):
     assert isinstance(got, (int, float)) and not isinstance(got, bool), \
         f"{what}: expected a number, got {got!r}"
-    assert got == pytest.approx(float(want), rel=1e-9), f"{what}: expected {float(want)!r}, got {got!r}"
+    assert got == pytest.approx(float(want), rel=1e-9), \
+        f"{what}: expected {float(want)!r}, got {got!r}"
 
 
 # ------------------------------------------------------------------ bytes per token
@@ -26,7 +27,8 @@ def test_deepseek_v3_bytes_per_token():
     assert m.moe_layers(cfg) == 58, "61 layers, the first 3 dense"
     assert m.dispatch_bytes_per_copy(cfg) == 7168 + 56 * 4, "FP8 values plus 56 FP32 scales"
     assert m.combine_bytes_per_copy(cfg) == 2 * 7168, "BF16 values"
-    assert m.token_step_bytes(cfg) == 10_081_792, "58 layers x 8 routed copies x (7392 + 14336)"
+    assert m.token_step_bytes(cfg) == 10_081_792, \
+        "58 layers x 8 routed copies x (7392 + 14336)"
 
 
 @pytest.mark.rubric("token_bytes")
@@ -34,7 +36,8 @@ def test_node_limit_bounds_the_nic_copies():
     """Rules: Node-limited routing; The shared expert sends nothing"""
     cfg = config()
     assert m.max_nic_copies(cfg, True) == 4, "one copy per node, at most topk_group = 4 nodes"
-    assert m.max_nic_copies(cfg, False) == 8, "one copy per routed expert; the shared one stays home"
+    assert m.max_nic_copies(cfg, False) == 8, \
+        "one copy per routed expert; the shared one stays home"
 
 
 @pytest.mark.rubric("token_bytes")

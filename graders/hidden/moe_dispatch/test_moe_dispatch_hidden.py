@@ -334,7 +334,8 @@ def test_min_batch_against_the_definition(layers, c0, c1, m0, mb, link, top):
     """Rules: When splitting pays; A tie does not pay"""
     got = m.tbo_min_batch(layers, c0, c1, m0, mb, link, top)
     want = true_min_batch(layers, c0, c1, m0, mb, link, top)
-    assert got == want, f"tbo_min_batch{(layers, c0, c1, m0, mb, link, top)}: want {want}, got {got!r}"
+    args = (layers, c0, c1, m0, mb, link, top)
+    assert got == want, f"tbo_min_batch{args}: want {want}, got {got!r}"
 
 
 # (layers, c0, c1, m0, m_bytes, link, max_batch): each has an exact tie at the batch just

@@ -21,7 +21,8 @@ TOLERANCE = 0.025
 
 @lru_cache(maxsize=None)
 def published() -> dict[str, Any]:
-    return json.loads((HERE / "published.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    text = (HERE / "published.json").read_text(encoding="utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
 
 
 def ll_copies(ep: int, tokens: int, top_k: int) -> int:
@@ -46,7 +47,8 @@ def test_deepep_bytes_per_selection():
 
 
 @pytest.mark.rubric("published")
-@pytest.mark.parametrize("row", published()["deepep_low_latency"]["rows"], ids=lambda r: f"ep{r['ep']}")
+@pytest.mark.parametrize("row", published()["deepep_low_latency"]["rows"],
+                         ids=lambda r: f"ep{r['ep']}")
 def test_deepep_low_latency_bandwidth(row):
     """Rules: Three schemes; FP8 dispatch; BF16 combine"""
     ll = published()["deepep_low_latency"]
