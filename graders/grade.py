@@ -149,7 +149,7 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
     refused: str | None = None
     shown = impl_spec
     if impl_spec.startswith("mutant:"):
-        from graders import mutant   # not shipped in candidate bundles
+        from graders.authoring import mutant   # not shipped in candidate bundles
 
         try:   # a known-wrong solution of ours: it must build, or the grade cannot run
             impl_spec = shown = str(mutant.scratch_file(

@@ -123,8 +123,8 @@ def current_spec() -> str:
 def resolve_submission(name: str, spec: str) -> Path:
     """The file to load for kata ``name`` from a path ``spec`` (or ``mutant:NAME``, a mutant
     of that kata built into a scratch folder); a clear error otherwise."""
-    if spec.startswith("mutant:"):   # graders.mutant.SPEC_PREFIX (not in candidate bundles)
-        from graders import mutant
+    if spec.startswith("mutant:"):   # graders.authoring.mutant.SPEC_PREFIX (not in candidate bundles)
+        from graders.authoring import mutant
 
         try:
             return mutant.scratch_file(name, spec[len(mutant.SPEC_PREFIX):])

@@ -1,4 +1,4 @@
-"""The candidate bundle (graders/bundle.py): built from a scratch clone holding a solved
+"""The candidate bundle (graders/packaging/bundle.py): built from a scratch clone holding a solved
 kata and a dirty tree, it leaks nothing, and its own nox sessions work offline."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from graders import bundle, catalog
+from graders import catalog
+from graders.packaging import bundle
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -164,7 +165,7 @@ def test_the_shipped_kata_toml_has_no_interviewer_field(built: dict[str, Any]) -
 
 
 def test_every_kata_toml_key_is_classified() -> None:
-    """A new kata.toml field must be declared public or private in graders/bundle.py."""
+    """A new kata.toml field must be declared public or private in graders/packaging/bundle.py."""
     known_top = set(bundle.PUBLIC_KATA_KEYS) | set(bundle.INTERVIEWER_KEYS) | set(
         bundle.MAINTAINER_KEYS)
     known_item = set(bundle.PUBLIC_RUBRIC_KEYS) | set(bundle.INTERVIEWER_KEYS)

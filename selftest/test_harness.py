@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from graders import catalog, grade, impl, mutant
+from graders import catalog, grade, impl
+from graders.authoring import mutant
 
 BAD = Path(__file__).parent / "bad_submissions"
 KATA = "radix_cache"

@@ -48,8 +48,7 @@ CLASSES = ("candidate-tests", "progress", "links", "evidence", "growth", "batch"
            "visibility", "isolation-spill", "sandbox")
 NEEDS_UID = {"fork_bomb"}
 PER_TEST_S, GRACE_S, TOTAL_S = 2.0, 3.0, 240.0
-TRACES = [Path("/work/main/PWNED-BY-SUBMISSION"), Path("/tmp/PWNED-BY-SUBMISSION"),
-          Path("/root/PWNED-BY-SUBMISSION"), Path("/work/PWNED-BY-SUBMISSION"),
+TRACES = [Path("/tmp/PWNED-BY-SUBMISSION"), Path("/root/PWNED-BY-SUBMISSION"),
           catalog.ROOT / "PWNED-BY-SUBMISSION", catalog.ROOT.parent / "PWNED-BY-SUBMISSION",
           catalog.ROOT / "results.json", catalog.ROOT / "junit.xml",
           catalog.ROOT / "FORGED-BY-SUBMISSION",

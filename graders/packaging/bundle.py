@@ -54,7 +54,7 @@ PUBLIC_GRADING_KEYS = ("reply_bytes",)
 # the fields that stay behind, by who they are for (a new field must be put in one list:
 # selftest/test_bundle.py fails on a kata.toml key that is in none)
 INTERVIEWER_KEYS = ("interviewer", "follow_ups", "good_answer")
-MAINTAINER_KEYS = ("rule_sections",)    # graders/prompt_lint.py, not shipped
+MAINTAINER_KEYS = ("rule_sections",)    # graders/authoring/prompt_lint.py, not shipped
 BUNDLE_SESSIONS = ("kata", "grade", "typecheck", "interview", "list")
 # what a session does in a bundle, where it differs from the repository (its docstring and
 # its line in the noxfile's docstring are replaced)
@@ -165,7 +165,7 @@ def public_kata_toml(text: str, where: str = "kata.toml") -> str:
         keep["grading"] = {k: v for k, v in keep["grading"].items() if k in PUBLIC_GRADING_KEYS}
     rubric = [{k: item[k] for k in PUBLIC_RUBRIC_KEYS if k in item}
               for item in raw.get("rubric", [])]
-    lines = ["# Public part of this kata's metadata (the candidate bundle; graders/bundle.py)."]
+    lines = ["# Public part of this kata's metadata (the candidate bundle; graders/packaging/bundle.py)."]
     tables = []
     for key, value in keep.items():
         if isinstance(value, dict):

@@ -1,6 +1,6 @@
 """Train the small byte-level BPE vocabulary the stream_detok tests use, offline.
 
-    python graders/support/train_stream_detok_vocab.py
+    python graders/authoring/train_stream_detok_vocab.py
 
 reads ``tests/stream_detok/data/corpus.txt`` (text written for this project: euro signs,
 emoji, CJK, accented Latin, code) and writes ``tests/stream_detok/data/tokenizer.json``.

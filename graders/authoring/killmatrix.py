@@ -1,6 +1,6 @@
 """The mutant kill matrix of a kata: which rubric items each known-wrong solution loses.
 
-    python -m graders.killmatrix NAME [--jobs N] [--in-process]
+    python -m graders.authoring.killmatrix NAME [--jobs N] [--in-process]
 
 Grades every mutant in graders/mutants/NAME/ (built from its patch) and every solution in
 graders/alternatives/NAME/ with the full public + hidden suite and prints a Markdown table:
@@ -14,11 +14,12 @@ import argparse
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from graders import catalog, grade, mutant
+from graders import catalog, grade
+from graders.authoring import mutant
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graders.killmatrix")
+    parser = argparse.ArgumentParser(prog="python -m graders.authoring.killmatrix")
     parser.add_argument("kata")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--in-process", action="store_true",

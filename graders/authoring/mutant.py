@@ -1,10 +1,10 @@
 """Mutants: known-wrong solutions kept as small patches against a correct base.
 
-    python -m graders.mutant list KATA              names, rubric items, bases
-    python -m graders.mutant show KATA NAME         print the built mutant
-    python -m graders.mutant check [KATA...]        every mutant applies, compiles, differs
-    python -m graders.mutant refresh KATA           rewrite stale hunk line numbers
-    python -m graders.mutant convert KATA FILE...   whole-file mutants -> patches
+    python -m graders.authoring.mutant list KATA              names, rubric items, bases
+    python -m graders.authoring.mutant show KATA NAME         print the built mutant
+    python -m graders.authoring.mutant check [KATA...]        every mutant applies, compiles, differs
+    python -m graders.authoring.mutant refresh KATA           rewrite stale hunk line numbers
+    python -m graders.authoring.mutant convert KATA FILE...   whole-file mutants -> patches
 
 A mutant is ``graders/mutants/<kata>/<name>.patch``: a few header lines, then one unified
 diff against its base::
@@ -293,7 +293,7 @@ def _locate(m: Mutant, lines: list[str], relocate: bool) -> list[int]:
         if at != h.old_start - 1 and not relocate:
             raise MutantError(f"{where}: hunk {n} ({h.header()}) is stale: its old lines now "
                               f"stand at line {at + 1} of {m.base}; run "
-                              f"`python -m graders.mutant refresh {m.kata}`")
+                              f"`python -m graders.authoring.mutant refresh {m.kata}`")
         if at < end:
             raise MutantError(f"{where}: hunk {n} overlaps or precedes the hunk before it")
         starts.append(at)
@@ -319,7 +319,7 @@ def build(m: Mutant) -> str:
         if h.new_start - 1 != at + delta:
             raise MutantError(f"mutant {m.kata}/{m.name}: hunk {n} ({h.header()}) gives new "
                               f"line {h.new_start}, but it lands at {at + delta + 1}; run "
-                              f"`python -m graders.mutant refresh {m.kata}`")
+                              f"`python -m graders.authoring.mutant refresh {m.kata}`")
         delta += len(h.new) - len(h.old)
     out = _patched(m, lines, starts)
     if out == lines:
@@ -360,7 +360,7 @@ def problems(kata: str) -> list[str]:
     stray = sorted(p.name for p in folder(kata).glob("*") if p.is_file()
                    and p.suffix != SUFFIX and p.name != "__init__.py")
     if stray:
-        out.append(f"{kata}: not a mutant patch (convert it: python -m graders.mutant convert "
+        out.append(f"{kata}: not a mutant patch (convert it: python -m graders.authoring.mutant convert "
                    f"{kata} FILE): {', '.join(stray)}")
     for name in names(kata):
         try:
@@ -593,7 +593,7 @@ def convert(kata: str, file: Path, keep: bool = False) -> tuple[Path, str, int]:
 # -- command line -----------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graders.mutant",
+    parser = argparse.ArgumentParser(prog="python -m graders.authoring.mutant",
                                      description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="the mutants of a kata").add_argument("kata")

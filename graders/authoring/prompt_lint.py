@@ -20,11 +20,11 @@ must be cited by a public or hidden test, and every citation must name a rule.
 Hints. The prompt's hints are the folded blocks ``<details><summary>Hint N</summary>``, one
 per hint, in kata.toml's order and words (whitespace aside): interview mode reveals
 kata.toml's list one at a time, and a candidate reading the prompt sees the same list.
-``python -m graders.prompt_lint --write-hints NAME`` rewrites the prompt's blocks from
+``python -m graders.authoring.prompt_lint --write-hints NAME`` rewrites the prompt's blocks from
 kata.toml.
 
-    python -m graders.prompt_lint [NAME ...]          report problems (exit 1 if any)
-    python -m graders.prompt_lint --write-hints NAME  regenerate the prompt's hint blocks
+    python -m graders.authoring.prompt_lint [NAME ...]          report problems (exit 1 if any)
+    python -m graders.authoring.prompt_lint --write-hints NAME  regenerate the prompt's hint blocks
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ def check_hints(kata: catalog.Kata) -> list[str]:
     if mine == theirs:
         return []
     problems = [f"the prompt's hints ({len(mine)}) differ from kata.toml's ({len(theirs)}); "
-                f"edit kata.toml and run python -m graders.prompt_lint --write-hints {kata.name}"]
+                f"edit kata.toml and run python -m graders.authoring.prompt_lint --write-hints {kata.name}"]
     for i, (a, b) in enumerate(zip(mine, theirs), 1):
         if a != b:
             problems.append(f"  hint {i}: prompt {a[:60]!r} vs kata.toml {b[:60]!r}")
@@ -260,7 +260,7 @@ def lint(name: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graders.prompt_lint",
+    parser = argparse.ArgumentParser(prog="python -m graders.authoring.prompt_lint",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="katas (default: all)")
     parser.add_argument("--write-hints", action="store_true",

@@ -1,8 +1,8 @@
 """A Gradescope autograder for one kata.
 
     nox -s gradescope -- KATA OUT.zip [--include-reference] [--allow-limits-only]
-    python -m graders.gradescope check    setup.sh runs it once the image is built
-    python -m graders.gradescope run      run_autograder runs it for each submission
+    python -m graders.packaging.gradescope check    setup.sh runs it once the image is built
+    python -m graders.packaging.gradescope run      run_autograder runs it for each submission
 
 The zip follows Gradescope's autograder layout: ``setup.sh`` and ``run_autograder`` at its
 top, unpacked to ``/autograder/source``. Gradescope builds an image from it once (setup.sh,
@@ -12,7 +12,7 @@ in ``/autograder/submission``, runs ``run_autograder`` and reads
 Gradescope's schema): one entry per rubric item with its points, then one per test, the
 hidden tests' entries with visibility ``hidden``.
 
-What the zip holds, all from the last commit (graders/bundle.py reads it): the grading
+What the zip holds, all from the last commit (graders/packaging/bundle.py reads it): the grading
 harness, the kata's public and hidden tests, its stub and public kata.toml, the data its
 tests name, ``pyproject.toml`` and ``requirements.txt`` (the runtime requirements). No reference solution, mutant,
 alternative, hostile submission or interviewer note. Four katas measure a submission
@@ -47,7 +47,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from graders import bundle, catalog
+from graders import catalog
+from graders.packaging import bundle
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -83,7 +84,7 @@ else
 fi
 # the image is usable: the harness imports and the kata's tests are collected
 cd "$src"
-"$python" -m graders.gradescope check
+"$python" -m graders.packaging.gradescope check
 """
 
 RUN_AUTOGRADER = f"""#!/usr/bin/env bash
@@ -93,7 +94,7 @@ set -uo pipefail
 root="${{KATA_GRADESCOPE_ROOT:-{DEFAULT_ROOT}}}"
 python="${{KATA_GRADESCOPE_PYTHON:-$root/source/.venv/bin/python}}"
 cd "$root/source"
-exec "$python" -m graders.gradescope run
+exec "$python" -m graders.packaging.gradescope run
 """
 
 
@@ -146,7 +147,7 @@ def build(kata_name: str, out: Path, include_reference: bool = False,
     files = bundle.committed(
         [*paths, "pyproject.toml", "conftest.py", "graders/hidden/__init__.py",
          *(f"graders/{h}" for h in HARNESS), "graders/support", "graders/hardware",
-         *bundle.DATA_FOLDERS, "solutions", "graders/mutant.py", f"graders/mutants/{kata_name}"],
+         *bundle.DATA_FOLDERS, "solutions", "graders/authoring/mutant.py", f"graders/mutants/{kata_name}"],
         root)
     if not any(p.startswith(f"graders/hidden/{kata_name}/") for p in files):
         raise BuildError(f"{kata_name}: no hidden tests in the last commit")
@@ -176,7 +177,7 @@ def build(kata_name: str, out: Path, include_reference: bool = False,
                      or p.startswith(f"solutions/{kata_name}/")})
         text = "\n".join(ship[p][1].decode("utf-8", "replace") for p in needs)
         if "mutant." in text:
-            ship["graders/mutant.py"] = files["graders/mutant.py"]
+            ship["graders/authoring/mutant.py"] = files["graders/authoring/mutant.py"]
             for p, e in files.items():
                 if p.startswith(f"graders/mutants/{kata_name}/") and \
                         f'"{Path(p).stem}"' in text:

@@ -1,7 +1,7 @@
 """Grade many mutants of one kata in one pytest process: the project's mutant check.
 
-    python -m graders.mutantrun KATA [NAME...] [--profile grade]
-    python -m graders.mutantrun KATA --solutions [--profile grade]   (nox -s deep)
+    python -m graders.authoring.mutantrun KATA [NAME...] [--profile grade]
+    python -m graders.authoring.mutantrun KATA --solutions [--profile grade]   (nox -s deep)
 
 Mutants are trusted code (the project wrote them), so they are graded in-process, on the
 tests of the rubric item they name only, stopping at the first failure. A ``*`` mutant
@@ -15,8 +15,8 @@ it), and pays a fork instead of a start. The tests reach the implementation only
 full-marks check of the independent solutions (``grade_specs``) runs the same way.
 
 A mutant is caught when its named item lost a test (every item that ran, for ``*``), and
-the failure is not an import error. The few mutants listed in ``ISOLATED_ONLY`` are graded
-one by one with ``graders.grade`` in a sandboxed worker instead.
+the failure is not an import error. Inputs reach the implementation read-only in both modes
+(graders/wire.py), so even an in-place writer is caught in-process.
 """
 
 from __future__ import annotations
@@ -33,15 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graders import catalog, mutant
+from graders import catalog
+from graders.authoring import mutant
 
 if TYPE_CHECKING:
     from graders import grade
 
-# Mutants graded isolated, one by one, as a submission is, for a bug an in-process check
-# could miss. Empty: inputs reach the implementation read-only in both modes
-# (graders/wire.py), so the in-place writers are caught in-process too.
-ISOLATED_ONLY: dict[str, set[str]] = {}
 BATCH_TIMEOUT_S = 900.0
 # jobs at a time: a few mutants wait on real timeouts (a stalled client, a slow reader),
 # and a second job uses the processor meanwhile
@@ -268,7 +265,7 @@ def run_jobs(kata: str, jobs: list[Job], profile: str, timeout: float = BATCH_TI
         log = Path(tmp) / "pytest.log"
         spec = Path(tmp) / "jobs.json"
         spec.write_text(json.dumps([j.__dict__ for j in jobs]), encoding="utf-8")
-        cmd = [sys.executable, "-m", "graders.mutantrun", kata, "--profile", profile,
+        cmd = [sys.executable, "-m", "graders.authoring.mutantrun", kata, "--profile", profile,
                "--child", str(out), "--jobs", str(spec), "--job-timeout", str(timeout),
                "--parallel", str(parallel)]
         with open(log, "wb") as sink:
@@ -351,37 +348,9 @@ def grade_specs(kata: str, specs: list[str], profile: str = "selftest",
     return grades
 
 
-def grade_isolated(kata: str, name: str) -> Verdict:
-    """Grade one mutant in a sandboxed worker, as a submission is graded."""
-    from graders import grade
-
-    m = mutant.load(kata, name)
-    v = Verdict(name, m.rubric, isolated=True)
-    start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="kata-mutantrun-") as tmp:
-        path = mutant.materialise(kata, name, Path(tmp))
-        if m.rubric == "*":
-            g = grade.run(kata, str(path), profile="selftest")
-        else:
-            g = grade.run(kata, str(path), rubric=m.rubric, exitfirst=True)
-    for t in g.tests:
-        if t.outcome != "skipped":
-            v.ran.append(t.rubric)
-        if t.outcome in ("failed", "not run"):
-            v.lost.setdefault(t.rubric, t.message)
-    v.ran = sorted(set(v.ran))
-    v.seconds = time.monotonic() - start
-    return v
-
-
 def grade_all(kata: str, profile: str = "grade") -> dict[str, Verdict]:
-    """Every mutant of ``kata``: in-process in one batch, except ``ISOLATED_ONLY``."""
-    names = mutant.names(kata)
-    isolated = ISOLATED_ONLY.get(kata, set())
-    verdicts = grade_in_process(kata, [n for n in names if n not in isolated], profile)
-    for name in sorted(isolated & set(names)):
-        verdicts[name] = grade_isolated(kata, name)
-    return verdicts
+    """Every mutant of ``kata``, in-process in one batch."""
+    return grade_in_process(kata, mutant.names(kata), profile)
 
 
 def _solutions(kata: str, profile: str) -> int:
@@ -411,7 +380,7 @@ def _solutions(kata: str, profile: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graders.mutantrun",
+    parser = argparse.ArgumentParser(prog="python -m graders.authoring.mutantrun",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("kata")
     parser.add_argument("names", nargs="*", help="mutants (default: every one)")
