@@ -22,6 +22,10 @@ SOLUTIONS_DIR = ROOT / "solutions"
 PUBLIC_TESTS_DIR = ROOT / "tests"
 HIDDEN_TESTS_DIR = ROOT / "graders" / "hidden"
 MUTANTS_DIR = ROOT / "graders" / "mutants"
+ALTERNATIVES_DIR = ROOT / "graders" / "alternatives"   # independent correct solutions
+HOSTILE_DIR = ROOT / "graders" / "hostile"             # attacks beside their honest twins
+STUBS_DIR = ROOT / "graders" / "stubs"                 # a candidate bundle's copies of the stubs
+SUPPORT_DIR = ROOT / "graders" / "support"             # shared by stubs, tests, references
 
 GRADED_BY = ("tests", "interviewer")
 

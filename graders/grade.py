@@ -32,8 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from graders import catalog, sandbox, warm
-from graders.cli import PLUGINS
+from graders import catalog, launch, sandbox, warm
 from graders.impl import SubmissionError, resolve_submission
 
 PER_TEST_TIMEOUT_S = 60.0
@@ -41,8 +40,6 @@ GRACE_S = 15.0
 COLLECT_S = 120.0
 TRUSTED_MEMORY_BYTES = 4 << 30   # data memory (RLIMIT_DATA) of the trusted pytest
 MESSAGE_CHARS = 2000
-# graders/plugin.py registers these (not imported here: that would load Hypothesis)
-HYPOTHESIS_PROFILES = ("grade", "grade_seeded", "selftest", "smoke", "kata")
 
 
 class GradeError(RuntimeError):
@@ -114,16 +111,6 @@ def _describe_exit(code: int) -> str:
             "(sys.exit / os._exit in the implementation?)")
 
 
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode caching keeps pytest startup fast
-    env["HF_HUB_OFFLINE"] = "1"
-    env["PYTHONHASHSEED"] = "0"
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only the plugins named on the command line
-    env["PYTHONPATH"] = str(catalog.ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
 def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
         rubric: str | None = None, exitfirst: bool = False, profile: str | None = None,
         per_test_timeout: float = PER_TEST_TIMEOUT_S, total_timeout: float | None = None,
@@ -149,12 +136,9 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
     refused: str | None = None
     shown = impl_spec
     if impl_spec.startswith("mutant:"):
-        from graders.authoring import mutant   # not shipped in candidate bundles
-
         try:   # a known-wrong solution of ours: it must build, or the grade cannot run
-            impl_spec = shown = str(mutant.scratch_file(
-                kata_name, impl_spec[len(mutant.SPEC_PREFIX):]))
-        except mutant.MutantError as exc:
+            impl_spec = shown = str(resolve_submission(kata_name, impl_spec))
+        except SubmissionError as exc:
             raise GradeError(str(exc)) from None
     elif impl_spec not in ("katas", "solutions"):
         given = Path(impl_spec).expanduser()
@@ -192,12 +176,9 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
             # The progress channel: a pipe whose write end only the trusted pytest holds
             # (passed by descriptor, never by path; the plugin makes it non-inheritable).
             read_fd, write_fd = os.pipe()
-            cmd = [sys.executable, "-m", "pytest", *paths,
-                   "--impl", impl_spec, "--hypothesis-profile", profile,
-                   "--progress-fd", str(write_fd), "--skip-nodeids", str(skip),
-                   "--timeout", str(per_test_timeout), "--timeout-method", "signal",
-                   "-q", "--no-header", "--no-rubric-summary", *PLUGINS,
-                   "-c", str(catalog.ROOT / "pyproject.toml"), "-W", "ignore::DeprecationWarning"]
+            cmd = [sys.executable, "-m", "pytest", *launch.pytest_args(
+                paths, profile=profile, impl=impl_spec, timeout=per_test_timeout,
+                extra=["--progress-fd", str(write_fd), "--skip-nodeids", str(skip)])]
             if seed is not None:
                 cmd += ["--hypothesis-seed", str(seed)]
             if rubric:
@@ -212,7 +193,7 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
             open_fds = [read_fd, write_fd]
             try:
                 with open(log_path, "ab") as out:
-                    child = _start(cmd, {**_child_env(), **sandbox_env}, out, write_fd)
+                    child = _start(cmd, {**launch.test_env(), **sandbox_env}, out, write_fd)
                     open_fds.remove(write_fd)  # before closing: another thread of a batch
                     os.close(write_fd)         # may be handed this number right after
                     _limit_memory(child.pid)
@@ -805,7 +786,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--require-isolation", action="store_true",
                         help="fail (exit 2) rather than run the submission with less than "
                              "bubblewrap or the root namespaces around it")
-    parser.add_argument("--profile", default=None, choices=HYPOTHESIS_PROFILES,
+    parser.add_argument("--profile", default=None, choices=launch.GRADE_PROFILES,
                         help="hypothesis profile (default: grade, or grade_seeded with --seed)")
     parser.add_argument("--fail-under", type=float, default=None,
                         help="exit 1 when the score is below this")

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graders import catalog
+from graders import catalog, launch
 
 POLL_S = 0.5
 SESSION_FILE = "session.json"
@@ -142,15 +142,11 @@ def run_public(s: Session, why: str) -> dict[str, str]:
     """Run the public tests; returns rubric item -> passed/failed, records first passes."""
     with tempfile.TemporaryDirectory() as tmp:
         progress = Path(tmp) / "progress.jsonl"
-        env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
         subprocess.run(
-            [sys.executable, "-m", "pytest", str(s.kata.public_tests), "--impl", s.impl,
-             "--progress", str(progress), "-q", "--no-header", "--no-rubric-summary",
-             "-p", "_hypothesis_pytestplugin", "-p", "pytest_timeout",
-             "--hypothesis-profile", "kata", "--timeout", "20",
-             "-c", str(catalog.ROOT / "pyproject.toml")],
-            cwd=catalog.ROOT, env=env, capture_output=True, timeout=300)
+            [sys.executable, "-m", "pytest", *launch.pytest_args(
+                [str(s.kata.public_tests)], profile="kata", impl=s.impl, timeout=20,
+                extra=["--progress", str(progress)])],
+            cwd=catalog.ROOT, env=launch.test_env(), capture_output=True, timeout=300)
         events = [json.loads(line) for line in progress.read_text().splitlines() if line]
     rubric_of = {t["nodeid"]: t["rubric"] for e in events if e["event"] == "collected"
                  for t in e["tests"]}

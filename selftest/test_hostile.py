@@ -43,7 +43,7 @@ import pytest
 from graders import batch, catalog, grade, sandbox
 from selftest.test_harness import check_junit, check_results_json
 
-HOSTILE = catalog.ROOT / "graders" / "hostile"
+HOSTILE = catalog.HOSTILE_DIR
 CLASSES = ("candidate-tests", "progress", "links", "evidence", "growth", "batch", "replies",
            "visibility", "isolation-spill", "sandbox")
 NEEDS_UID = {"fork_bomb"}

@@ -19,7 +19,7 @@ from graders import catalog, grade, measure, sandbox
 LINUX = sys.platform == "linux"
 REFERENCE = catalog.SOLUTIONS_DIR / "radix_cache.py"
 STUB = catalog.KATAS_DIR / "radix_cache" / "__init__.py"
-HOSTILE = catalog.ROOT / "graders" / "hostile" / "radix_cache"
+HOSTILE = catalog.HOSTILE_DIR / "radix_cache"
 
 # Each line: a kernel call the filter denies, made through ctypes; prints its errno name.
 # ptrace(PTRACE_TRACEME) and keyctl succeed in any sandbox without the filter.

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from graders import grade, warm
-from graders.grade import _child_env
+from graders.launch import test_env as _child_env
 
 KATA = "radix_cache"
 

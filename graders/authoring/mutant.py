@@ -128,7 +128,7 @@ def stub_file(kata: str) -> Path:
 def alternative_files(kata: str) -> list[Path]:
     """Independent correct solutions: single files, or folders (whose __init__.py is the
     implementation)."""
-    alt = catalog.ROOT / "graders" / "alternatives" / kata
+    alt = catalog.ALTERNATIVES_DIR / kata
     files = [p for p in alt.glob("*.py") if p.name != "__init__.py"]
     files += list(alt.glob("*/__init__.py"))
     return sorted(files)

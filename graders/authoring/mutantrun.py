@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graders import catalog
+from graders import catalog, launch
 from graders.authoring import mutant
 
 if TYPE_CHECKING:
@@ -224,25 +224,14 @@ def _child(kata: catalog.Kata, jobs: list[Job], profile: str, out: Path,
            job_timeout: float, parallel: int) -> int:
     import pytest
 
-    from graders.cli import PLUGINS
-
     folders = [str(p) for p in (kata.public_tests, kata.hidden_tests) if p.is_dir()]
-    args = [*folders, "--impl", "katas", "--hypothesis-profile", profile,
-            "-q", "--no-header", "--no-rubric-summary", *PLUGINS,
-            "-c", str(catalog.ROOT / "pyproject.toml"), "-W", "ignore::DeprecationWarning",
-            "--timeout", "60", "--timeout-method", "signal"]
+    args = launch.pytest_args(folders, profile=profile, impl="katas", timeout=60)
     with open(out, "a", encoding="utf-8") as log:
         code = int(pytest.main(args, plugins=[_ForkEach(jobs, log, job_timeout, parallel)]))
     return 0 if code in (0, 1, 5) else code
 
 
 # -- the parent ------------------------------------------------------------------------
-
-def _child_env() -> dict[str, str]:
-    from graders.grade import _child_env as grade_env
-
-    return grade_env()
-
 
 @dataclass
 class JobResult:
@@ -270,7 +259,7 @@ def run_jobs(kata: str, jobs: list[Job], profile: str, timeout: float = BATCH_TI
                "--parallel", str(parallel)]
         with open(log, "wb") as sink:
             try:
-                child = subprocess.run(cmd, cwd=catalog.ROOT, env=_child_env(), stdout=sink,
+                child = subprocess.run(cmd, cwd=catalog.ROOT, env=launch.test_env(), stdout=sink,
                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                        timeout=timeout * 2 + 60 * len(jobs), check=False)
                 ended = f"exit code {child.returncode}"

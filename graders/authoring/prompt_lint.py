@@ -39,7 +39,7 @@ from pathlib import Path
 
 from graders import catalog
 
-HIDDEN_DIR = catalog.ROOT / "graders" / "hidden"
+HIDDEN_DIR = catalog.HIDDEN_TESTS_DIR
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
 # a paragraph or list item that opens with a bold label ending in a period
 LABEL = re.compile(r"^(?:[-*]\s+|\d+\.\s+)?\*\*([^*\n]+?)\.\*\*")

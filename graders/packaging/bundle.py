@@ -43,7 +43,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-HARNESS = ("__init__.py", "catalog.py", "impl.py", "plugin.py", "cli.py", "grade.py",
+HARNESS = ("__init__.py", "catalog.py", "launch.py", "impl.py", "plugin.py", "cli.py", "grade.py",
            "typecheck.py", "interview.py", "sandbox.py", "wire.py", "worker.py", "batch.py",
            "candidate_tests.py", "measure.py", "outside.py", "warm.py")
 # kata.toml: what a candidate's harness reads, and nothing else
@@ -63,6 +63,23 @@ BUNDLE_SESSION_DOCS = {
              "hidden tests are not in this bundle)."}
 TOP_FILES = ("pyproject.toml", "conftest.py")
 DATA_FOLDERS = ("data", "hardware_fixtures")
+
+
+def shipped_modules() -> list[str]:
+    """The harness modules a candidate's bundle holds, by name below ``graders``
+    (``catalog``, ``grade.report``): what ``HARNESS`` names, folders expanded."""
+    names = []
+    for entry in HARNESS:
+        path = catalog.ROOT / "graders" / entry
+        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        for f in files:
+            parts = list(f.relative_to(catalog.ROOT / "graders").with_suffix("").parts)
+            if "__pycache__" in parts:
+                continue
+            if parts[-1] == "__init__":
+                parts.pop()
+            names.append(".".join(parts))
+    return names
 
 
 class BundleError(RuntimeError):

@@ -59,9 +59,10 @@ DEFAULT_ROOT = "/autograder"
 CONFIG = "gradescope.json"
 UBUNTU = "22.04"
 # the grading side of the harness (no typecheck, interview, batch, bundle, mutant tools)
-HARNESS = ("__init__.py", "catalog.py", "impl.py", "plugin.py", "cli.py", "grade.py",
+HARNESS = ("__init__.py", "catalog.py", "launch.py", "impl.py", "plugin.py", "cli.py", "grade.py",
            "sandbox.py", "wire.py", "worker.py", "measure.py", "outside.py",
-           "candidate_tests.py", "warm.py", "bundle.py", "gradescope.py")
+           "candidate_tests.py", "warm.py", "packaging/__init__.py", "packaging/bundle.py",
+           "packaging/gradescope.py")
 NEEDS_REFERENCE = re.compile(r"\breference=|[\"']solutions[\"']|\bsolutions\.|SOLUTIONS_DIR"
                              r"|\bmutant\.")
 
@@ -233,14 +234,14 @@ def check() -> int:
     """setup.sh's last step: the kata loads and its public and hidden tests are collected."""
     import subprocess
 
-    from graders.cli import PLUGINS
+    from graders import launch
 
     kata = catalog.load(_config()["kata"])
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", str(kata.public_tests),
-         str(kata.hidden_tests), *PLUGINS, "-c", str(catalog.ROOT / "pyproject.toml")],
-        cwd=catalog.ROOT, capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": str(catalog.ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+        [sys.executable, "-m", "pytest", *launch.pytest_args(
+            [str(kata.public_tests), str(kata.hidden_tests)], profile="grade", quiet=False,
+            extra=["--collect-only", "-q"])],
+        cwd=catalog.ROOT, capture_output=True, text=True, env=launch.test_env())
     if proc.returncode != 0:
         print(proc.stdout[-4000:] + proc.stderr[-4000:], file=sys.stderr)
         print(f"autograder check: the tests of {kata.name} cannot be collected",
