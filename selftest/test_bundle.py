@@ -66,7 +66,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     _solve(clone, KATA)
     _solve(clone, OTHER)
     (clone / "tests" / KATA / "test_mine.py").write_text("def test_mine():\n    pass\n")
-    with (clone / "graders" / "grade.py").open("a") as fh:
+    with (clone / "graders" / "grade" / "run.py").open("a") as fh:
         fh.write("\n# LOCAL-EDIT-NOT-COMMITTED\n")
     (clone / "solutions" / "extra_notes.py").write_text("SECRET_MARKER_UNTRACKED = 1\n")
     with pytest.raises(bundle.BundleError) as refused:
@@ -114,18 +114,20 @@ def test_the_bundle_holds_the_committed_stub_and_nothing_private(built: dict[str
     rel = sorted(str(p.relative_to(out)) for p in built["files"])
     private = [r for r in rel if r.startswith(PRIVATE)]
     assert not private, private
+    harness = "|".join(re.escape(h) + (".*[.]py" if h.endswith("/") else "")
+                       for h in bundle.HARNESS)
     allowed = re.compile(
         rf"^(katas/({KATA}|{OTHER})/|tests/({KATA}|{OTHER})/|data/|hardware_fixtures/"
         r"|graders/(support|stubs)/\w+\.py$|(katas|tests)/__init__\.py$"
         r"|(README\.md|noxfile\.py|pyproject\.toml|conftest\.py)$"
-        rf"|graders/({'|'.join(re.escape(h) for h in bundle.HARNESS)})$)")
+        rf"|graders/({harness})$)")
     assert [r for r in rel if not allowed.match(r)] == []
     assert f"tests/{KATA}/test_mine.py" not in rel
     for name in (KATA, OTHER):
         shipped = (out / "katas" / name / "__init__.py").read_text()
         assert shipped == _git(clone, "show", f"HEAD:katas/{name}/__init__.py")
         assert bundle.stub_problems(shipped, name) == []
-    assert "LOCAL-EDIT-NOT-COMMITTED" not in (out / "graders" / "grade.py").read_text()
+    assert "LOCAL-EDIT-NOT-COMMITTED" not in (out / "graders" / "grade" / "run.py").read_text()
 
     # no line of a reference, hidden test, alternative or mutant that the public side lacks
     secret = set(built["secret"])
@@ -281,7 +283,7 @@ def test_every_graders_module_the_harness_imports_is_shipped(built: dict[str, An
     shipped = {p.stem for p in (out / "graders").glob("*.py")} | {
         p.name for p in (out / "graders").iterdir() if p.is_dir()}
     wanted: dict[str, str] = {}
-    for path in [*(out / "graders").glob("*.py"), *(out / "tests").rglob("*.py")]:
+    for path in [*(out / "graders").rglob("*.py"), *(out / "tests").rglob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
             names: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.module == "graders":

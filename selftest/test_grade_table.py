@@ -43,7 +43,7 @@ def _grade() -> grade.Grade:
     tests += [grade.TestResult(f"{public_file}::test_{i}", i, "public", "passed")
               for i in tested[3:]]
     g = grade.Grade(kata, "submission.py", None, "grade", tests)
-    grade._score(g)
+    grade.score(g)
     return g
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from graders import catalog, grade, impl
 from graders.authoring import mutant
+from graders.grade.channel import Channel
 
 BAD = Path(__file__).parent / "bad_submissions"
 KATA = "radix_cache"
@@ -100,7 +101,7 @@ def _fake_grade(outcomes: dict[str, list[str]]) -> grade.Grade:
             tests.append(grade.TestResult(f"t::{item}_{n}", item, "hidden", outcome,
                                           "boom" if outcome == "failed" else ""))
     g = grade.Grade(kata, "x", None, "grade", tests)
-    grade._score(g)
+    grade.score(g)
     return g
 
 
@@ -253,13 +254,13 @@ def test_contract_accepts_the_reference_and_flags_changed_signatures() -> None:
 
 # -- the progress channel -------------------------------------------------------------
 
-def _channel_with(lines: list[dict], known: dict | None = None) -> grade.Channel:
+def _channel_with(lines: list[dict], known: dict | None = None) -> Channel:
     import os
 
     r, w = os.pipe()
     os.write(w, b"".join(json.dumps(e).encode() + b"\n" for e in lines))
     os.close(w)
-    channel = grade.Channel(r, known, set())
+    channel = Channel(r, known, set())
     while not channel.eof and channel.violation is None:
         channel.pump(0.1)
     os.close(r)
@@ -308,7 +309,7 @@ def test_a_restarted_run_may_not_collect_or_report_graded_tests() -> None:
     r, w = os.pipe()
     os.write(w, (json.dumps(COLLECTED) + "\n").encode())
     os.close(w)
-    c = grade.Channel(r, known, {"t::a"})
+    c = Channel(r, known, {"t::a"})
     while not c.eof and c.violation is None:
         c.pump(0.1)
     os.close(r)

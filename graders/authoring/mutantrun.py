@@ -332,7 +332,7 @@ def grade_specs(kata: str, specs: list[str], profile: str = "selftest",
             g.tests.append(grade.TestResult("(the run)", "", "public", "failed", r.error))
             g.restarts = 1
         g.seconds = r.seconds
-        grade._score(g)
+        grade.score(g)
         grades[spec] = g
     return grades
 

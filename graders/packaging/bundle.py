@@ -43,9 +43,11 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-HARNESS = ("__init__.py", "catalog.py", "launch.py", "impl.py", "plugin.py", "cli.py", "grade.py",
+# what of graders/ ships to a candidate: modules, and packages whole (a folder ends in "/";
+# a module added inside a shipped package ships with no edit here)
+HARNESS = ("__init__.py", "catalog.py", "launch.py", "impl.py", "plugin.py", "cli.py", "grade/",
            "typecheck.py", "interview.py", "sandbox.py", "wire.py", "worker.py", "batch.py",
-           "candidate_tests.py", "measure.py", "outside.py", "warm.py")
+           "candidate_tests.py", "measure.py", "outside.py")
 # kata.toml: what a candidate's harness reads, and nothing else
 PUBLIC_KATA_KEYS = ("title", "minutes", "difficulty", "tags", "requires", "summary",
                     "read_only_inputs", "hints", "grading", "rubric")
@@ -65,20 +67,32 @@ TOP_FILES = ("pyproject.toml", "conftest.py")
 DATA_FOLDERS = ("data", "hardware_fixtures")
 
 
+def harness_paths(harness: tuple[str, ...], files: dict[str, Any] | None = None) -> list[str]:
+    """The files ``harness`` (``HARNESS``'s form) names, below graders/: folders expanded
+    to their .py files, from ``files`` (committed paths) or else from the working tree."""
+    paths = []
+    for entry in harness:
+        if not entry.endswith("/"):
+            paths.append(f"graders/{entry}")
+        elif files is not None:
+            paths += sorted(p for p in files if p.startswith(f"graders/{entry}")
+                            and p.endswith(".py"))
+        else:
+            top = catalog.ROOT / "graders" / entry
+            paths += sorted(str(p.relative_to(catalog.ROOT)) for p in top.rglob("*.py")
+                            if "__pycache__" not in p.parts)
+    return paths
+
+
 def shipped_modules() -> list[str]:
     """The harness modules a candidate's bundle holds, by name below ``graders``
-    (``catalog``, ``grade.report``): what ``HARNESS`` names, folders expanded."""
+    (``catalog``, ``grade.report``)."""
     names = []
-    for entry in HARNESS:
-        path = catalog.ROOT / "graders" / entry
-        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-        for f in files:
-            parts = list(f.relative_to(catalog.ROOT / "graders").with_suffix("").parts)
-            if "__pycache__" in parts:
-                continue
-            if parts[-1] == "__init__":
-                parts.pop()
-            names.append(".".join(parts))
+    for path in harness_paths(HARNESS):
+        parts = list(Path(path).with_suffix("").parts[1:])
+        if parts[-1] == "__init__":
+            parts.pop()
+        names.append(".".join(parts))
     return names
 
 
@@ -334,8 +348,8 @@ def write_bundle(out: Path, names: list[str], ignore_changes: bool = False,
                 "these changes out.")
         warn("WARNING: --ignore-changes: these uncommitted changes are NOT in the bundle "
              f"(it holds the last commit's version):\n  {listing}")
-    shared = [*TOP_FILES, "noxfile.py", *(f"graders/{h}" for h in HARNESS), "graders/support",
-              *DATA_FOLDERS]
+    shared = [*TOP_FILES, "noxfile.py", *(f"graders/{h.rstrip('/')}" for h in HARNESS),
+              "graders/support", *DATA_FOLDERS]
     elsewhere = changed(shared, root)
     if elsewhere:
         warn("note: the bundle holds the last commit's harness; these uncommitted changes "
@@ -362,15 +376,16 @@ def write_bundle(out: Path, names: list[str], ignore_changes: bool = False,
                           "ship a solution:\n  " + "\n  ".join(problems)
                           + "\nCommit the stub back (git checkout <a stub's commit> -- "
                           "katas/NAME), then run again.")
-    missing = [f for f in (*TOP_FILES, "noxfile.py", *(f"graders/{h}" for h in HARNESS))
-               if f not in files]
+    harness = harness_paths(HARNESS, files)
+    missing = [f for f in (*TOP_FILES, "noxfile.py", *harness, *(
+        f"graders/{h}__init__.py" for h in HARNESS if h.endswith("/"))) if f not in files]
     if missing:
         raise BundleError(f"not in the last commit: {', '.join(missing)}")
     for f in TOP_FILES:
         ship[f] = files[f]
     ship["noxfile.py"] = (False, bundle_noxfile(files["noxfile.py"][1].decode()).encode())
-    for f in HARNESS:
-        ship[f"graders/{f}"] = files[f"graders/{f}"]
+    for f in harness:
+        ship[f] = files[f]
     for pkg in ("katas", "tests"):
         ship[f"{pkg}/__init__.py"] = (False, b"")
     texts = [data.decode("utf-8", "replace") for p, (_, data) in ship.items()

@@ -59,10 +59,9 @@ DEFAULT_ROOT = "/autograder"
 CONFIG = "gradescope.json"
 UBUNTU = "22.04"
 # the grading side of the harness (no typecheck, interview, batch, bundle, mutant tools)
-HARNESS = ("__init__.py", "catalog.py", "launch.py", "impl.py", "plugin.py", "cli.py", "grade.py",
+HARNESS = ("__init__.py", "catalog.py", "launch.py", "impl.py", "plugin.py", "cli.py", "grade/",
            "sandbox.py", "wire.py", "worker.py", "measure.py", "outside.py",
-           "candidate_tests.py", "warm.py", "packaging/__init__.py", "packaging/bundle.py",
-           "packaging/gradescope.py")
+           "candidate_tests.py", "packaging/")
 NEEDS_REFERENCE = re.compile(r"\breference=|[\"']solutions[\"']|\bsolutions\.|SOLUTIONS_DIR"
                              r"|\bmutant\.")
 
@@ -147,18 +146,20 @@ def build(kata_name: str, out: Path, include_reference: bool = False,
                          + "\nCommit or stash them (git stash -u), then run again.")
     files = bundle.committed(
         [*paths, "pyproject.toml", "conftest.py", "graders/hidden/__init__.py",
-         *(f"graders/{h}" for h in HARNESS), "graders/support", "graders/hardware",
-         *bundle.DATA_FOLDERS, "solutions", "graders/authoring/mutant.py", f"graders/mutants/{kata_name}"],
+         *(f"graders/{h.rstrip('/')}" for h in HARNESS), "graders/support", "graders/hardware",
+         *bundle.DATA_FOLDERS, "solutions", "graders/authoring/__init__.py",
+         "graders/authoring/mutant.py", f"graders/mutants/{kata_name}"],
         root)
     if not any(p.startswith(f"graders/hidden/{kata_name}/") for p in files):
         raise BuildError(f"{kata_name}: no hidden tests in the last commit")
-    missing = [f"graders/{h}" for h in HARNESS if f"graders/{h}" not in files]
+    harness = bundle.harness_paths(HARNESS, files)
+    missing = [f for f in (*harness, *(f"graders/{h}__init__.py" for h in HARNESS
+                                         if h.endswith("/"))) if f not in files]
     if missing:
         raise BuildError(f"not in the last commit: {', '.join(missing)}")
     ship: dict[str, tuple[bool, bytes]] = {
         p: e for p, e in files.items() if p.startswith(tuple(f"{x}/" for x in paths))}
-    for p in ("pyproject.toml", "conftest.py", "graders/hidden/__init__.py",
-              *(f"graders/{h}" for h in HARNESS)):
+    for p in ("pyproject.toml", "conftest.py", "graders/hidden/__init__.py", *harness):
         ship[p] = files[p]
     for pkg in ("katas", "tests"):
         ship[f"{pkg}/__init__.py"] = (False, b"")
@@ -178,7 +179,8 @@ def build(kata_name: str, out: Path, include_reference: bool = False,
                      or p.startswith(f"solutions/{kata_name}/")})
         text = "\n".join(ship[p][1].decode("utf-8", "replace") for p in needs)
         if "mutant." in text:
-            ship["graders/authoring/mutant.py"] = files["graders/authoring/mutant.py"]
+            for p in ("graders/authoring/__init__.py", "graders/authoring/mutant.py"):
+                ship[p] = files[p]
             for p, e in files.items():
                 if p.startswith(f"graders/mutants/{kata_name}/") and \
                         f'"{Path(p).stem}"' in text:

@@ -15,7 +15,7 @@ must be those the server started with: a grade asking for another environment, b
 sandbox choice (``PER_GRADE``), gets a server of its own. ``KATA_WARM=0`` turns the warm start
 off (every grade starts a fresh interpreter); so does any failure of the server.
 
-    python -m graders.warm CONTROL_FD        (started by ``spawn``; not run by hand)
+    python -m graders.grade.warm CONTROL_FD        (started by ``spawn``; not run by hand)
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class Server:
         self.ctrl = ours
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "graders.warm", str(theirs.fileno())],
+                [sys.executable, "-m", "graders.grade.warm", str(theirs.fileno())],
                 cwd=Path(__file__).resolve().parent.parent, env=env,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 pass_fds=(theirs.fileno(),), start_new_session=True)

@@ -1,0 +1,67 @@
+"""What a grade is: the result of each test, of each rubric item, and of the whole run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from graders import catalog
+
+
+MESSAGE_CHARS = 2000
+
+
+class GradeError(RuntimeError):
+    """The grader itself could not run (a broken kata or harness, not the submission)."""
+
+
+@dataclass
+class TestResult:
+    nodeid: str
+    rubric: str
+    visibility: str
+    outcome: str = "not run"          # passed | failed | skipped | not run
+    message: str = ""
+    duration: float = 0.0
+
+
+@dataclass
+class ItemResult:
+    item: catalog.RubricItem
+    status: str                        # passed | failed | skipped | no tests
+    score: int
+    tests: list[TestResult]
+    message: str = ""
+
+
+@dataclass
+class Grade:
+    kata: catalog.Kata
+    impl: str
+    seed: int | None
+    profile: str
+    tests: list[TestResult]
+    items: list[ItemResult] = field(default_factory=list)
+    restarts: int = 0
+    seconds: float = 0.0
+    sandbox: dict[str, Any] | None = None
+    rubric_filter: str | None = None
+    # the hidden tests were asked for but are not here (a candidate bundle): the public
+    # tests alone ran, and what they give is not a score
+    public_only: bool = False
+
+    @property
+    def score(self) -> int:
+        return sum(i.score for i in self.items)
+
+    @property
+    def max_score(self) -> int:
+        return sum(i.item.points for i in self.items if i.status != "skipped")
+
+
+def items_that_differ(a: Grade, b: Grade) -> dict[str, tuple[str, str | None]]:
+    """Rubric items whose status differs between two grades of one submission (isolated
+    and in-process, say): item -> (status in ``a``, status in ``b``)."""
+    in_b = {r.item.id: r.status for r in b.items}
+    return {r.item.id: (r.status, in_b.get(r.item.id)) for r in a.items
+            if in_b.get(r.item.id) != r.status}
