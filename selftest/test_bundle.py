@@ -101,12 +101,12 @@ def test_a_dirty_kata_is_refused_with_what_to_do(built: dict[str, Any]) -> None:
     for path in (f"katas/{KATA}/__init__.py", f"tests/{KATA}/test_mine.py",
                  f"katas/{OTHER}/__init__.py"):
         assert path in msg, msg
-    assert "graders/grade.py" not in msg, "only the katas' own files decide a refusal"
+    assert "graders/grade/run.py" not in msg, "only the katas' own files decide a refusal"
     assert "--ignore-changes" in msg and "git stash" in msg and "commit" in msg, msg
     assert not (built["tmp"] / "refused").exists(), "a refused bundle writes nothing"
     assert built["warnings"] and f"katas/{KATA}/__init__.py" in built["warnings"][0]
     assert "NOT in the bundle" in built["warnings"][0]
-    assert any("graders/grade.py" in w and "not in it" in w for w in built["warnings"][1:])
+    assert any("graders/grade/run.py" in w and "not in it" in w for w in built["warnings"][1:])
 
 
 def test_the_bundle_holds_the_committed_stub_and_nothing_private(built: dict[str, Any]) -> None:
