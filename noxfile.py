@@ -4,9 +4,9 @@
     nox -s grade -- NAME [--impl ...] [--out DIR] [--seed N]   grade: public + hidden tests
     nox -s typecheck -- NAME [--impl PATH]               mypy against the stub's contract
     nox -s list                                          the katas
-    nox -s interview -- NAME [--minutes M] [--no-hints] [--profile P]   mock interview
-    nox -s interview -- NAME --interviewer               the interviewer's live view, marks
-    nox -s interview -- mark DIR ITEM POINTS [--note T]  mark an interviewer item afterwards
+    nox -s interview -- NAME --candidate C [--minutes M]  mock interview, one candidate
+    nox -s interview -- NAME --interviewer --by I         the interviewer's live view, marks
+    nox -s interview -- mark|grade|summary ...           marks, late grades, a table of all
     nox -s bundle -- OUT [NAMES...]                      a candidate's folder
     nox -s gradescope -- NAME OUT.zip                    a Gradescope autograder
     nox -s record -- split_kv|gemm_waves                  GPU sweep -> hardware_fixtures/
@@ -171,9 +171,14 @@ def typecheck(session: nox.Session) -> None:
 @nox.session(python=False)
 def interview(session: nox.Session) -> None:
     """A timed mock interview: prompt, countdown, tests on every save, hints, a report;
-    --interviewer: the interviewer's live view; mark DIR ITEM POINTS: a mark afterwards."""
+    --interviewer: the live view and marks; then mark, grade DIR, summary [DIR]."""
     name, rest = _split_name(session.posargs)
-    python = _ensure_env(session, _kata_extras(name))
+    kata = name
+    if name == "grade" and rest and (Path(rest[0]) / "session.json").is_file():
+        import json   # grading a session afterwards: its kata's extras (torch)
+
+        kata = json.loads((Path(rest[0]) / "session.json").read_text()).get("kata")
+    python = _ensure_env(session, _kata_extras(kata))
     args = ([name] if name else []) + rest
     session.run(python, "-m", "graders.interview", *args, external=True, env=_env())
 

@@ -126,7 +126,7 @@ def test_the_bundle_holds_the_committed_stub_and_nothing_private(built: dict[str
     for name in (KATA, OTHER):
         shipped = (out / "katas" / name / "__init__.py").read_text()
         assert shipped == _git(clone, "show", f"HEAD:katas/{name}/__init__.py")
-        assert bundle.stub_problems(shipped, name) == []
+        assert catalog.stub_problems(shipped, name) == []
     assert "LOCAL-EDIT-NOT-COMMITTED" not in (out / "graders" / "grade" / "run.py").read_text()
 
     # no line of a reference, hidden test, alternative or mutant that the public side lacks
@@ -298,3 +298,24 @@ def test_every_graders_module_the_harness_imports_is_shipped(built: dict[str, An
     missing = {n: where for n, where in wanted.items()
                if n not in shipped and n not in NOT_SHIPPED_ON_PURPOSE}
     assert not missing, f"imported but not in bundle.HARNESS: {missing}"
+
+
+def test_an_interview_in_the_bundle(built: dict[str, Any], tmp_path: Path) -> None:
+    """In a bundle, a session starts from the shipped copy of the stub even when the kata
+    folder was solved in place, and the interviewer's view says that no notes ship."""
+    out = built["out"]
+    _solve(out, KATA)    # an earlier candidate solved katas/NAME in place
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH"))}
+    view = subprocess.run([sys.executable, "-m", "graders.interview", KATA, "--interviewer",
+                           "--out", str(tmp_path)], cwd=out, env=env, capture_output=True,
+                          text=True, timeout=60, input="")
+    assert view.returncode == 0, view.stderr
+    assert "NO INTERVIEWER NOTES HERE" in view.stdout and "follow-up:" not in view.stdout
+    session = subprocess.run([sys.executable, "-m", "graders.interview", KATA, "--candidate",
+                              "Ann", "--out", str(tmp_path)], cwd=out, env=env,
+                             capture_output=True, text=True, timeout=60, input="")
+    assert session.returncode == 0, session.stderr
+    (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert (folder / "work" / "__init__.py").read_text() == \
+        (out / "graders" / "stubs" / f"{KATA}.py").read_text()
+    assert "ended by: end of input" in (folder / "report.md").read_text()

@@ -164,29 +164,6 @@ def changed(paths: list[str], root: Path | None = None) -> list[str]:
 
 # -- what ships ---------------------------------------------------------------------------
 
-def stub_problems(source: str, path: str) -> list[str]:
-    """What makes ``source`` more than a stub: each function whose body (after its
-    docstring) is anything but ``raise NotImplementedError(...)``."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
-        return [f"{path}: does not parse ({exc.msg}, line {exc.lineno})"]
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        body = node.body
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
-            body = body[1:]
-        raises = len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None \
-            and "NotImplementedError" in ast.dump(body[0].exc)
-        if not raises:
-            found.append(f"{path}:{node.lineno}: {node.name}() does more than raise "
-                         "NotImplementedError")
-    return found
-
-
 def public_kata_toml(text: str, where: str = "kata.toml") -> str:
     """The kata.toml a candidate gets: the whitelisted fields only, written back as TOML
     (and read back to prove it says exactly that)."""
@@ -365,7 +342,7 @@ def write_bundle(out: Path, names: list[str], ignore_changes: bool = False,
             if f"katas/{name}/{part}" not in ship:
                 problems.append(f"katas/{name}/{part} is not committed")
         for path in [p for p in ship if p.startswith(f"katas/{name}/") and p.endswith(".py")]:
-            problems += stub_problems(ship[path][1].decode("utf-8", "replace"), path)
+            problems += catalog.stub_problems(ship[path][1].decode("utf-8", "replace"), path)
         if f"katas/{name}/__init__.py" in ship:   # typecheck's contract check reads it
             ship[f"graders/stubs/{name}.py"] = ship[f"katas/{name}/__init__.py"]
         toml = f"katas/{name}/kata.toml"
