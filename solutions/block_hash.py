@@ -1,14 +1,17 @@
 """Reference solution for the block_hash kata.
 
 The pool: every block is free and empty, free and cached (in the eviction queue, still
-hittable), or held by one or more requests (``ref > 0``, cached or not). The cache maps a
-block hash to the cached blocks carrying it (a bucket: a weak hash puts many there); a
-block matches only if its exact key (parent block, namespace, tokens) matches too, so a
-colliding hash can cost a hit but never return the wrong KV.
+hittable), or held by one or more requests (``ref > 0``; every full block a request holds
+is cached). The cache maps a block hash to the cached blocks carrying it, in the order they
+were cached (a bucket: a weak hash puts many there, and duplicates of one content sit side
+by side, as in vLLM V1); a block matches only if its exact key (parent content, namespace,
+tokens) matches too, so a colliding hash can cost a hit but never return the wrong KV.
 
-A cached block's parent is the previous block of the request that filled it, and that
-parent is cached for as long as the child is: a request frees tail first and a hit takes
-a whole prefix, so a parent always re-enters the eviction queue after its children.
+A cached content gets an id (a counter, never reused) that its copies share, and a block's
+key names its parent's content id, not the parent block: so a block filled after a
+duplicate is hit through either copy. A content stays cached for as long as any block
+extending it does: a request frees tail first and a hit takes a whole prefix, so some copy
+of the parent always re-enters the eviction queue after the child.
 
 A request's blocks are hashed in order, each once: ``allocate`` hashes block by block while
 it looks the prompt up, and caching goes on from where the lookup stopped.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import struct
 from collections import OrderedDict
+from itertools import count
 
 from graders.support.block_hash import HashFn, sha256
 
@@ -68,16 +72,17 @@ def block_hashes(tokens: list[int], block_size: int, namespace: str = "",
 
 
 class _Block:
-    __slots__ = ("ref", "hash", "key")
+    __slots__ = ("ref", "hash", "key", "cid")
 
     def __init__(self) -> None:
         self.ref = 0
         self.hash = b""
-        self.key: tuple[int, str, bytes] | None = None  # (parent, namespace, words) if cached
+        self.key: tuple[int, str, bytes] | None = None  # (parent cid, namespace, words) if cached
+        self.cid = _ROOT                                # the content's id while cached
 
 
 class _Request:
-    __slots__ = ("namespace", "ns_field", "words", "table", "hashes", "caching")
+    __slots__ = ("namespace", "ns_field", "words", "table", "hashes")
 
     def __init__(self, namespace: str, words: bytes) -> None:
         self.namespace = namespace
@@ -85,7 +90,6 @@ class _Request:
         self.words = bytearray(words)   # the tokens so far, 4 bytes each
         self.table: list[int] = []
         self.hashes: list[bytes] = []   # hashes of the first full blocks, each made once
-        self.caching = True     # False once a block filled with content cached elsewhere
 
 
 class BlockPool:
@@ -98,11 +102,13 @@ class BlockPool:
         self._blocks = [_Block() for _ in range(num_blocks)]
         self._empty = list(range(num_blocks - 1, -1, -1))     # free, not cached
         self._queue: OrderedDict[int, None] = OrderedDict()  # free and cached, LRU first
-        self._buckets: dict[bytes, list[int]] = {}
+        self._buckets: dict[bytes, dict[int, None]] = {}   # hash -> blocks, first cached first
+        self._cids = count()
         self._requests: dict[str, _Request] = {}
 
     # -- the cache ------------------------------------------------------------------
     def _find(self, h: bytes, key: tuple[int, str, bytes]) -> int | None:
+        """The first cached block (in caching order) whose exact key is ``key``."""
         for b in self._buckets.get(h, ()):
             if self._blocks[b].key == key:
                 return b
@@ -111,7 +117,7 @@ class BlockPool:
     def _uncache(self, b: int) -> None:
         block = self._blocks[b]
         bucket = self._buckets[block.hash]
-        bucket.remove(b)
+        del bucket[b]
         if not bucket:
             del self._buckets[block.hash]
         block.key = None
@@ -127,7 +133,7 @@ class BlockPool:
         return b
 
     def _key(self, req: _Request, i: int, parent: int) -> tuple[int, str, bytes]:
-        """Block ``i``'s exact content: its parent block, the namespace and its words."""
+        """Block ``i``'s exact content: its parent's content id, the namespace, its words."""
         width = 4 * self._bs
         return parent, req.namespace, bytes(req.words[i * width:(i + 1) * width])
 
@@ -139,19 +145,16 @@ class BlockPool:
         return req.hashes[i]
 
     def _cache_full_blocks(self, req: _Request, start: int) -> None:
-        """Cache the request's full blocks from index ``start`` on, stopping for good at
-        the first one whose content the cache already holds in another block."""
+        """Cache the request's full blocks from index ``start`` on. A block whose content
+        is cached already is cached too, as a second copy of it (a duplicate)."""
         for i in range(start, len(req.words) // (4 * self._bs)):
-            if not req.caching:
-                return
-            key = self._key(req, i, req.table[i - 1] if i else _ROOT)
+            key = self._key(req, i, self._blocks[req.table[i - 1]].cid if i else _ROOT)
             h = self._block_hash(req, i, key[2])
-            if self._find(h, key) is not None:
-                req.caching = False   # a duplicate: the cache keeps the block it has
-                return
+            copy = self._find(h, key)
             block = self._blocks[req.table[i]]
             block.hash, block.key = h, key
-            self._buckets.setdefault(h, []).append(req.table[i])
+            block.cid = next(self._cids) if copy is None else self._blocks[copy].cid
+            self._buckets.setdefault(h, {})[req.table[i]] = None
 
     # -- the API --------------------------------------------------------------------
     def allocate(self, request_id: str, tokens: list[int],
@@ -166,7 +169,7 @@ class BlockPool:
         bs = self._bs
         hits: list[int] = []
         for i in range((len(tokens) - 1) // bs):  # the last token is always computed
-            key = self._key(req, i, hits[-1] if hits else _ROOT)
+            key = self._key(req, i, self._blocks[hits[-1]].cid if hits else _ROOT)
             b = self._find(self._block_hash(req, i, key[2]), key)
             if b is None:
                 break

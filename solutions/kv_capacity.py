@@ -97,6 +97,7 @@ def _layer_elements(cfg: dict[str, Any], index: int, tp: int) -> float:
     if experts and index >= cfg.get("first_k_dense_replace", 0):
         width = cfg.get("moe_intermediate_size") or cfg["intermediate_size"]
         n += (experts + cfg.get("n_shared_experts", 0)) * 3 * h * width / tp + h * experts
+        n += 3 * h * (cfg.get("shared_expert_intermediate_size") or 0) / tp   # Qwen2-MoE
     else:
         n += 3 * h * cfg["intermediate_size"] / tp
     return n

@@ -62,13 +62,14 @@ class BlockPool:
         ``block_table`` holds ``ceil(len(tokens) / block_size)`` block ids, one per block
         of the prompt. Its first ``num_computed_tokens // block_size`` entries are cache
         hits: cached blocks whose content is exactly this prompt's (same namespace, same
-        tokens from position 0). ``num_computed_tokens`` is the longest such run of
+        tokens from position 0); where several cached blocks hold a content, the one
+        cached first. ``num_computed_tokens`` is the longest such run of
         blocks times ``block_size``, but at most ``len(tokens) - 1``: the last prompt
         token is always computed. The other entries are fresh blocks: empty free blocks
         first; only when none is left, evict cached free blocks, least recently freed
         first. The caller writes the KV of the prompt's other tokens before its next
-        call, so once the blocks are secured, the prompt's new full blocks become cached
-        (see the README for duplicates).
+        call, so once the blocks are secured, the prompt's new full blocks become cached,
+        each of them, even one whose content another block holds already (a duplicate).
 
         Raises ValueError for a request_id already running, an empty prompt or a bad
         token; OutOfBlocks when there are too few free blocks. Nothing changes then.
@@ -80,7 +81,7 @@ class BlockPool:
         returns the ids of the blocks added to its table, in order (maybe none).
 
         First secures the new blocks it needs (as allocate does), then caches every
-        block of the request that became full.
+        block of the request that became full (a duplicate too).
 
         Raises KeyError for an unknown request, ValueError for a bad token, OutOfBlocks
         when there are too few free blocks. Nothing changes then.
@@ -101,5 +102,5 @@ class BlockPool:
         raise NotImplementedError(f"BlockPool.num_free_blocks ({_PROMPT})")
 
     def cached_blocks(self) -> list[int]:
-        """The ids of every block whose content is cached (free or held), sorted."""
+        """The ids of every cached block (free or held, duplicates included), sorted."""
         raise NotImplementedError(f"BlockPool.cached_blocks ({_PROMPT})")

@@ -174,3 +174,22 @@ def test_double_free_is_an_error():
     with pytest.raises(KeyError):
         pool.free("a")
     assert pool.num_free_blocks() == 4
+
+
+@pytest.mark.rubric("refcount")
+def test_a_chat_turn_after_a_fully_cached_prompt_is_cached():
+    """The capped last block of a fully cached prompt is computed again into a fresh block:
+    a duplicate, cached as a second copy; the answer's blocks are cached after it as usual.
+    Rule: Caching"""
+    pool = bh.BlockPool(8, 2)
+    t_a, _ = pool.allocate("a", [1, 2, 3, 4])
+    pool.free("a")
+    t_b, computed = pool.allocate("b", [1, 2, 3, 4])     # reuses [1,2]; [3,4] computed again
+    assert computed == 2 and t_b[1] != t_a[1]
+    new = pool.append("b", [5, 6, 7])                     # the answer fills [5,6]
+    assert sorted(pool.cached_blocks()) == sorted(t_a + [t_b[1], new[0]]), (
+        f"a's blocks {t_a}, b's duplicate {t_b[1]} and the answer's block {new[0]} are all "
+        f"cached; got {pool.cached_blocks()}")
+    pool.free("b")
+    _, computed = pool.allocate("c", [1, 2, 3, 4, 5, 6, 0])
+    assert computed == 6, "the next turn reuses the answer's block too"

@@ -1,7 +1,11 @@
 """Blind alternative (written from the prompt, the stub and the public tests only).
 Differs from the obvious hash -> bucket-list design: the pool never trusts a hash; cached
 blocks live in ONE dict keyed by their exact key ((None, namespace, tokens) for block 0,
-(parent block id, tokens) after it), so no hash_fn, however weak, can cause a wrong hit.
+(parent content id, tokens) after it), so no hash_fn, however weak, can cause a wrong hit.
+Carried over by the kata's maintainer to issue 29's rule (a duplicate is cached too, a hit
+takes the copy cached first, and the blocks after a duplicate are cached as usual): the
+dict's value became the list of copies, and the parent part of a key became the content id
+the copies share (it was the parent block id, which a duplicate's child would not match).
 Free blocks: a FIFO deque of empty ids plus an intrusive doubly linked list (prev/next
 arrays with a sentinel) as the LRU queue; block_hashes uses a tagged varint encoding.
 """
@@ -79,14 +83,13 @@ def block_hashes(tokens: list[int], block_size: int, namespace: str = "",
 
 
 class _Request:
-    __slots__ = ("table", "namespace", "length", "tail", "alive")
+    __slots__ = ("table", "namespace", "length", "tail")
 
-    def __init__(self, table, namespace, length, tail, alive):
+    def __init__(self, table, namespace, length, tail):
         self.table: list[int] = table
         self.namespace: str = namespace
         self.length: int = length          # tokens so far
         self.tail: list[int] = tail        # tokens of the trailing partial block
-        self.alive: bool = alive           # every full block so far is the cached one
 
 
 class BlockPool:
@@ -102,7 +105,9 @@ class BlockPool:
         self._hash_fn = hash_fn   # not needed: the exact key is the index (see docstring)
         self._ref = [0] * num_blocks
         self._key: list[tuple | None] = [None] * num_blocks   # exact key while cached
-        self._index: dict[tuple, int] = {}
+        self._cid = [-1] * num_blocks         # content id while cached (copies share it)
+        self._next_cid = 0
+        self._index: dict[tuple, list[int]] = {}   # exact key -> copies, first cached first
         self._empty: deque[int] = deque(range(num_blocks))
         s = num_blocks                        # sentinel of the LRU list
         self._prev = [s] * (num_blocks + 1)
@@ -140,22 +145,27 @@ class BlockPool:
             b = self._empty.popleft()
         else:
             b = self._q_pop_front()
-            del self._index[self._key[b]]
+            copies = self._index[self._key[b]]
+            copies.remove(b)
+            if not copies:
+                del self._index[self._key[b]]
             self._key[b] = None
         self._ref[b] = 1
         return b
 
-    @staticmethod
-    def _make_key(j: int, table: list[int], namespace: str, blk: tuple) -> tuple:
-        return (None, namespace, blk) if j == 0 else (table[j - 1], blk)
+    def _make_key(self, j: int, table: list[int], namespace: str, blk: tuple) -> tuple:
+        return (None, namespace, blk) if j == 0 else (self._cid[table[j - 1]], blk)
 
-    def _try_cache(self, j: int, table: list[int], namespace: str, blk: tuple) -> bool:
+    def _cache(self, j: int, table: list[int], namespace: str, blk: tuple) -> None:
         key = self._make_key(j, table, namespace, blk)
-        if key in self._index:
-            return False              # a duplicate: the cache keeps the block it has
-        self._index[key] = table[j]
+        copies = self._index.setdefault(key, [])
+        if copies:                    # a duplicate: cached too, sharing the content id
+            self._cid[table[j]] = self._cid[copies[0]]
+        else:
+            self._cid[table[j]] = self._next_cid
+            self._next_cid += 1
+        copies.append(table[j])
         self._key[table[j]] = key
-        return True
 
     # -- API ---------------------------------------------------------------------------
     def allocate(self, request_id: str, tokens: list[int],
@@ -173,9 +183,11 @@ class BlockPool:
         hits: list[int] = []
         queued_hits = 0
         for j in range(cap):
-            b = self._index.get(self._make_key(j, hits, namespace, tuple(toks[j * bs:(j + 1) * bs])))
-            if b is None:
+            copies = self._index.get(self._make_key(j, hits, namespace,
+                                                    tuple(toks[j * bs:(j + 1) * bs])))
+            if not copies:
                 break
+            b = copies[0]
             hits.append(b)
             if self._ref[b] == 0:
                 queued_hits += 1
@@ -190,12 +202,9 @@ class BlockPool:
         for _ in range(need):
             table.append(self._fresh())
         full = len(toks) // bs
-        alive = True
         for j in range(len(hits), full):
-            if not self._try_cache(j, table, namespace, tuple(toks[j * bs:(j + 1) * bs])):
-                alive = False
-                break
-        self._reqs[request_id] = _Request(table, namespace, len(toks), toks[full * bs:], alive)
+            self._cache(j, table, namespace, tuple(toks[j * bs:(j + 1) * bs]))
+        self._reqs[request_id] = _Request(table, namespace, len(toks), toks[full * bs:])
         return list(table), len(hits) * bs
 
     def append(self, request_id: str, tokens: list[int]) -> list[int]:
@@ -215,10 +224,8 @@ class BlockPool:
         first, full = st.length // bs, new_len // bs
         buf = st.tail + toks                   # tokens from position first * bs
         for j in range(first, full):
-            if st.alive:
-                k = j - first
-                if not self._try_cache(j, st.table, st.namespace, tuple(buf[k * bs:(k + 1) * bs])):
-                    st.alive = False
+            k = j - first
+            self._cache(j, st.table, st.namespace, tuple(buf[k * bs:(k + 1) * bs]))
         st.tail = buf[(full - first) * bs:]
         st.length = new_len
         return added
@@ -239,4 +246,4 @@ class BlockPool:
         return len(self._empty) + self._queued
 
     def cached_blocks(self) -> list[int]:
-        return sorted(self._index.values())
+        return sorted(b for copies in self._index.values() for b in copies)

@@ -1,8 +1,9 @@
 """An independent correct solution of block_hash, written from the prompt and the stub.
 
 Written by the kata's author as a deliberately different design from the reference:
-- a block's exact identity is the whole (namespace, token prefix) tuple, not a parent block
-  id (simpler, more memory);
+- a block's exact identity is the whole (namespace, token prefix) tuple, not a parent
+  content id (simpler, more memory; duplicates need no special case: every copy carries
+  the same identity);
 - cached free blocks sit in a hand-written doubly linked list (like vLLM's
   FreeKVCacheBlockQueue) instead of an OrderedDict; empty blocks in a list used as a
   stack (a first version kept them in a set: set.pop() on a big, mostly empty set scans
@@ -10,6 +11,9 @@ Written by the kata's author as a deliberately different design from the referen
 - the hash chain is computed incrementally per request and the encoding uses a different
   (still injective) layout: namespace first, then the parent hash, both length-prefixed,
   and tokens as 8-byte little-endian.
+Carried over by the kata's author to issue 29's rule (a duplicate is cached too, a hit takes
+the copy cached first, the blocks after a duplicate are cached as usual): the per-request
+"still caching" flag is gone and every full block is registered.
 """
 
 from __future__ import annotations
@@ -109,10 +113,11 @@ class BlockPool:
         self.by_hash: dict[bytes, list[int]] = {}
         self.empty: list[int] = list(range(num_blocks))
         self.lru = _LRU()
-        # request id -> [namespace, tokens, table, hashes, still caching?]
-        self.reqs: dict[str, tuple[str, list[int], list[int], list[bytes], list[bool]]] = {}
+        # request id -> [namespace, tokens, table, hashes]
+        self.reqs: dict[str, tuple[str, list[int], list[int], list[bytes]]] = {}
 
     def _lookup(self, h: bytes, ident: tuple[str, tuple[int, ...]]) -> int | None:
+        # by_hash lists are in caching order: the first match is the copy cached first
         for b in self.by_hash.get(h, []):
             if self.ident[b][1] == ident:
                 return b
@@ -131,18 +136,14 @@ class BlockPool:
         return b
 
     def _register(self, rid: str) -> None:
-        ns, tokens, table, hashes, caching = self.reqs[rid]
+        ns, tokens, table, hashes = self.reqs[rid]
         while len(hashes) < len(tokens) // self.bs:
             i = len(hashes)
             block = tokens[i * self.bs:(i + 1) * self.bs]
             h = _one_hash(hashes[-1] if hashes else None, ns, block, self.hash_fn)
             hashes.append(h)
-            if not caching[0]:
-                continue
+            # a duplicate of a cached content is cached too, as a second copy
             ident = (ns, tuple(tokens[:(i + 1) * self.bs]))
-            if self._lookup(h, ident) is not None:
-                caching[0] = False
-                continue
             self.ident[table[i]] = (h, ident)
             self.by_hash.setdefault(h, []).append(table[i])
 
@@ -174,7 +175,7 @@ class BlockPool:
                 self.lru.remove(b)
             self.refs[b] += 1
         table = found + [self._new_block() for _ in range(fresh_needed)]
-        self.reqs[request_id] = (namespace, list(tokens), table, hashes[:len(found)], [True])
+        self.reqs[request_id] = (namespace, list(tokens), table, hashes[:len(found)])
         self._register(request_id)
         return list(table), len(found) * self.bs
 
@@ -182,7 +183,7 @@ class BlockPool:
         if request_id not in self.reqs:
             raise KeyError(request_id)
         _valid_tokens(tokens)
-        _, toks, table, _, _ = self.reqs[request_id]
+        _, toks, table, _ = self.reqs[request_id]
         fresh_needed = (len(toks) + len(tokens) + self.bs - 1) // self.bs - len(table)
         if fresh_needed > len(self.empty) + len(self.lru):
             raise OutOfBlocks(f"{fresh_needed} blocks needed")
@@ -195,7 +196,7 @@ class BlockPool:
     def free(self, request_id: str) -> None:
         if request_id not in self.reqs:
             raise KeyError(request_id)
-        _, _, table, _, _ = self.reqs.pop(request_id)
+        _, _, table, _ = self.reqs.pop(request_id)
         for b in table[::-1]:
             self.refs[b] -= 1
             if self.refs[b] == 0:

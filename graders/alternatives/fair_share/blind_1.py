@@ -48,7 +48,7 @@ def token_weights(cfg: dict[str, Any], gpu: dict[str, Any], batch: int, ctx_len:
     if not isinstance(cfg, dict):
         raise ValueError("cfg must be a dict (a config.json)")
     for key in _MOE_KEYS:
-        if cfg.get(key) is not None:
+        if cfg.get(key) not in (None, 0):   # issue 29 (maintainer): 0 experts is dense
             raise ValueError(f"mixture-of-experts config ({key}={cfg[key]!r}): dense only")
     if cfg.get("kv_lora_rank") is not None:
         raise ValueError("MLA config (kv_lora_rank set): dense attention only")

@@ -44,7 +44,7 @@ def token_weights(cfg: dict[str, Any], gpu: dict[str, Any], batch: int, ctx_len:
     if not isinstance(cfg, dict) or not isinstance(gpu, dict):
         raise ValueError("cfg and gpu must be dicts")
     for key in _EXPERT_KEYS:
-        if cfg.get(key) is not None:
+        if cfg.get(key) not in (None, 0):   # issue 29 (maintainer): 0 experts is dense
             raise ValueError(f"mixture-of-experts config ({key} is set): dense models only")
     if cfg.get("kv_lora_rank") is not None:
         raise ValueError("MLA config (kv_lora_rank is set): dense models only")

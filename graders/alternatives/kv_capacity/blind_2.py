@@ -194,6 +194,9 @@ def _layer_inventory(arch: _Arch, idx: int) -> list[tuple[str, Fraction, bool]]:
                  else _req_int(cfg, "intermediate_size"))
         shared = _opt_int(cfg, "n_shared_experts", 0, lo=0)
         inv.append(("experts", Fraction((experts + shared) * 3 * H * width), True))
+        # issue 29 (maintainer): Qwen2-MoE's shared expert of its own width
+        own = _opt_int(cfg, "shared_expert_intermediate_size", 0, lo=0)
+        inv.append(("shared expert", Fraction(3 * H * own), True))
         inv.append(("router", Fraction(H * experts), False))
     else:
         inter = _req_int(cfg, "intermediate_size")

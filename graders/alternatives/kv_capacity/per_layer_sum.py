@@ -114,6 +114,7 @@ def _layer_weights(m: _Model, index: int, tp: int) -> float:
         width = c.get("moe_intermediate_size") or c["intermediate_size"]
         every = n_exp + c.get("n_shared_experts", 0)
         mlp = every * 3 * h * width / tp + h * n_exp
+        mlp += 3 * h * (c.get("shared_expert_intermediate_size") or 0) / tp  # issue 29
     else:
         mlp = 3 * h * c["intermediate_size"] / tp
     return attn + mlp + 2 * h

@@ -1,7 +1,8 @@
 """A model of the truth for BlockPool under a collision-free hash.
 
 It tracks content, not hashes: the cache maps each cached content (namespace + token
-prefix) to the one block holding it. Where the prompt fixes the answer (which blocks hit,
+prefix) to the blocks holding it, in the order they were cached (a duplicate is a second
+copy; a hit takes the first). Where the prompt fixes the answer (which blocks hit,
 which cached blocks an eviction takes) the model gives it exactly; where it leaves a choice
 (which empty block to hand out) the model accepts every allowed answer and then follows
 the one the implementation made.
@@ -19,8 +20,7 @@ class ModelRequest:
     namespace: str
     tokens: list[int]
     table: list[int]
-    done: int            # full blocks already considered for caching
-    caching: bool = True
+    done: int            # full blocks already cached
     hits: int = 0
 
 
@@ -29,7 +29,7 @@ class PoolModel:
     num_blocks: int
     bs: int
     ref: list[int] = field(default_factory=list)
-    cached: dict[Content, int] = field(default_factory=dict)
+    cached: dict[Content, list[int]] = field(default_factory=dict)  # first cached first
     content_of: dict[int, Content] = field(default_factory=dict)
     queue: list[int] = field(default_factory=list)     # cached free blocks, LRU first
     empty: set[int] = field(default_factory=set)
@@ -46,10 +46,10 @@ class PoolModel:
     def lookup(self, tokens: list[int], namespace: str) -> list[int]:
         hits: list[int] = []
         for i in range((len(tokens) - 1) // self.bs):
-            b = self.cached.get((namespace, tuple(tokens[:(i + 1) * self.bs])))
-            if b is None:
+            copies = self.cached.get((namespace, tuple(tokens[:(i + 1) * self.bs])))
+            if not copies:
                 break
-            hits.append(b)
+            hits.append(copies[0])
         return hits
 
     def allocate_need(self, tokens: list[int], namespace: str) -> tuple[list[int], int, bool]:
@@ -86,19 +86,18 @@ class PoolModel:
                 self.empty.remove(b)
             else:
                 self.queue.remove(b)
-                del self.cached[self.content_of.pop(b)]
+                content = self.content_of.pop(b)
+                self.cached[content].remove(b)
+                if not self.cached[content]:
+                    del self.cached[content]
             self.ref[b] = 1
 
     def _cache_full(self, req: ModelRequest) -> None:
         full = len(req.tokens) // self.bs
         for i in range(req.done, full):
-            if req.caching:
-                content = (req.namespace, tuple(req.tokens[:(i + 1) * self.bs]))
-                if content in self.cached:
-                    req.caching = False
-                else:
-                    self.cached[content] = req.table[i]
-                    self.content_of[req.table[i]] = content
+            content = (req.namespace, tuple(req.tokens[:(i + 1) * self.bs]))
+            self.cached.setdefault(content, []).append(req.table[i])
+            self.content_of[req.table[i]] = content
         req.done = max(req.done, full)
 
     def allocate(self, rid: str, tokens: list[int], namespace: str, hits: list[int],

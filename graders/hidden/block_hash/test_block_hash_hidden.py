@@ -396,8 +396,9 @@ def test_partial_block_is_not_cached_until_it_fills():
 
 @pytest.mark.rubric("lazy_eviction")
 def test_append_takes_its_blocks_before_caching():
-    """Review: caching the filled block before taking the new one made it a duplicate of a
-    free cached block that the same call then evicted.
+    """The call evicts a's cached copy of [1,2,3,4] to make room and caches b's block for the
+    same content: the content stays cached. (Under the kata's first rule, which left a
+    duplicate uncached, the order of the two steps mattered; now both orders agree.)
     Rule: Fresh blocks and eviction"""
     pool = bh.BlockPool(3, 2)
     t_a, _ = pool.allocate("a", [1, 2, 3])
@@ -599,7 +600,7 @@ def test_refcounts_with_three_holders():
 
 
 @pytest.mark.rubric("refcount")
-def test_decode_duplicate_does_not_unmap_the_cached_block():
+def test_decode_duplicate_is_cached_and_outlives_the_first_copy():
     """Rule: Caching"""
     pool = bh.BlockPool(6, 2)
     t_a, _ = pool.allocate("a", [1, 2, 3])
@@ -607,43 +608,72 @@ def test_decode_duplicate_does_not_unmap_the_cached_block():
     assert computed == 2
     pool.append("a", [4])          # a's block 1 fills with [1,2,3,4]: b's block already has it
     cached = set(pool.cached_blocks())
-    assert t_b[1] in cached and t_a[1] not in cached, (
-        f"the cache keeps b's block {t_b[1]} for [1,2,3,4]; a's {t_a[1]} is an uncached "
-        f"duplicate; cached: {sorted(cached)}")
-    pool.free("a")                 # the duplicate becomes an empty block
-    pool.allocate("x", [9, 9, 9])  # reuses empty blocks, the duplicate among them
+    assert {t_a[0], t_b[1], t_a[1]} <= cached, (
+        f"b's block {t_b[1]} and a's duplicate {t_a[1]} both hold [1,2,3,4], and both are "
+        f"cached (vLLM V1 does not de-duplicate); cached: {sorted(cached)}")
+    pool.free("b")                 # b's copy joins the queue; its partial block is empty
+    pool.allocate("x", [9] * 8)    # 3 empty blocks, then evicts b's copy (the only queued one)
     pool.free("x")
-    _, computed = pool.allocate("c", [1, 2, 3, 4, 6])
-    assert computed == 4, "freeing and reusing the duplicate must not drop b's cached block"
+    t_c, computed = pool.allocate("c", [1, 2, 3, 4, 6])
+    assert computed == 4 and t_c[:2] == [t_a[0], t_a[1]], (
+        f"with b's copy evicted, a's duplicate {t_a[1]} still holds [1,2,3,4] and is hit; "
+        f"got {(t_c, computed)}")
 
 
 @pytest.mark.rubric("refcount")
-def test_capped_recompute_duplicate_does_not_unmap():
+def test_a_hit_takes_the_copy_cached_first():
+    """Rule: Caching"""
+    pool = bh.BlockPool(6, 2)
+    t_a, _ = pool.allocate("a", [1, 2, 3])
+    t_b, _ = pool.allocate("b", [1, 2, 3, 4, 5])   # b's block 1 caches [1,2,3,4] first
+    pool.append("a", [4])                          # a's block 1: a second copy, cached later
+    pool.free("a")
+    pool.free("b")
+    t_c, computed = pool.allocate("c", [1, 2, 3, 4, 0])
+    assert (t_c[:2], computed) == ([t_a[0], t_b[1]], 4), (
+        f"two cached copies of [1,2,3,4]: {t_b[1]} (cached first) and {t_a[1]}; a hit takes "
+        f"the one cached first; got {(t_c, computed)}")
+
+
+@pytest.mark.rubric("refcount")
+def test_capped_recompute_is_a_cached_duplicate():
     """Rule: Caching"""
     pool = bh.BlockPool(4, 2)
     t_a, _ = pool.allocate("a", [1, 2, 3, 4])
-    pool.free("a")
+    pool.free("a")                                     # queue: a's block 1, then block 0
     t_b, computed = pool.allocate("b", [1, 2, 3, 4])   # block 1 recomputed: a duplicate
-    assert computed == 2 and t_b[1] != t_a[1]
-    assert sorted(pool.cached_blocks()) == sorted(t_a), "the cache keeps a's block for [1,2,3,4]"
-    pool.free("b")
-    pool.allocate("x", [7, 7, 7])       # the two empty blocks (the duplicate is one)
+    assert computed == 2 and t_b[0] == t_a[0] and t_b[1] != t_a[1]
+    assert sorted(pool.cached_blocks()) == sorted(t_a + [t_b[1]]), (
+        f"the recomputed block {t_b[1]} is cached beside a's copy {t_a[1]}; "
+        f"cached: {pool.cached_blocks()}")
+    pool.free("b")                      # queue: a's block 1, b's block 1, block 0
+    pool.allocate("x", [7, 7, 7])       # the one empty block, then evicts a's block 1
     pool.free("x")
-    _, computed = pool.allocate("c", [1, 2, 3, 4, 0])
-    assert computed == 4
+    t_c, computed = pool.allocate("c", [1, 2, 3, 4, 0])
+    assert computed == 4 and t_c[:2] == [t_a[0], t_b[1]], (
+        f"a's copy {t_a[1]} was evicted; b's duplicate {t_b[1]} still holds [1,2,3,4]; "
+        f"got {(t_c, computed)}")
 
 
 @pytest.mark.rubric("refcount")
-def test_blocks_after_a_duplicate_stay_uncached():
-    """Rule: Caching"""
+def test_blocks_after_a_duplicate_stay_cached():
+    """Review (issue 29): the kata once stopped caching a request after its first duplicate,
+    which no engine does; a block-aligned chat prompt then cached none of its answer.
+    Rule: Caching"""
     pool = bh.BlockPool(8, 2)
     t_a, _ = pool.allocate("a", [1, 2, 3, 4])
     t_b, _ = pool.allocate("b", [1, 2, 3, 4])       # block 1: a duplicate of a's
     new = pool.append("b", [5, 6, 7])               # [5,6] fills after the duplicate
-    assert sorted(pool.cached_blocks()) == sorted(t_a), (
-        "a request whose block duplicated a cached one has left the cache: its later blocks "
-        f"stay uncached; expected cached {sorted(t_a)}, got {pool.cached_blocks()} "
-        f"(b's table {t_b + new})")
+    assert sorted(pool.cached_blocks()) == sorted(t_a + [t_b[1], new[0]]), (
+        "blocks filled after a duplicate are cached as usual; expected cached "
+        f"{sorted(t_a + [t_b[1], new[0]])}, got {pool.cached_blocks()} (b's table {t_b + new})")
+    pool.free("b")
+    pool.free("a")
+    t_c, computed = pool.allocate("c", [1, 2, 3, 4, 5, 6, 0])
+    assert (t_c[:3], computed) == ([t_a[0], t_a[1], new[0]], 6), (
+        f"[1..6] was cached after b's duplicate; the lookup goes through a's copy {t_a[1]} "
+        "(cached first) and must still find it: a block's identity is its content, not the "
+        f"copy before it; got {(t_c, computed)}")
 
 
 @pytest.mark.rubric("refcount")

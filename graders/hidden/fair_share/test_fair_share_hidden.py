@@ -81,6 +81,36 @@ def test_weights_bad_input() -> None:
         fs_mod.token_weights(cfg, gpu("nvidia-h200-sxm-141gb"), 8, 100, 2, 2, dtype="tf32")
 
 
+@pytest.mark.rubric("weights")
+def test_mla_without_experts_is_refused() -> None:
+    """A dense config with kv_lora_rank set (MLA without experts): both shipped MLA configs
+    also have experts, so a check on the expert keys alone would pass them.
+    Rule: Bad input"""
+    g = gpu(H100_SXM)
+    for rank in (512, 0):
+        cfg = dict(config(LLAMA8), kv_lora_rank=rank, qk_rope_head_dim=64)
+        with pytest.raises(ValueError):
+            fs_mod.token_weights(cfg, g, 8, 100, 2, 2)
+    cfg = dict(config(LLAMA8), kv_lora_rank=None)       # null: not MLA
+    close(fs_mod.token_weights(cfg, g, 8, 100, 2, 2)[1], weights(cfg, g, 8, 100, 2, 2)[1],
+          '"kv_lora_rank": null is not MLA')
+
+
+@pytest.mark.rubric("weights")
+@pytest.mark.parametrize("key", ["num_experts", "num_local_experts", "n_routed_experts"])
+def test_expert_key_set_means_neither_null_nor_zero(key: str) -> None:
+    """Rule: Bad input"""
+    g = gpu(H100_SXM)
+    for value in (None, 0):
+        cfg = dict(config(LLAMA8), **{key: value})
+        got = fs_mod.token_weights(cfg, g, 8, 100, 2, 2)
+        want = weights(config(LLAMA8), g, 8, 100, 2, 2)
+        close(got[0], want[0], f"{key}={value!r} is a dense model")
+        close(got[1], want[1], f"{key}={value!r} is a dense model")
+    with pytest.raises(ValueError):
+        fs_mod.token_weights(dict(config(LLAMA8), **{key: 8}), g, 8, 100, 2, 2)
+
+
 # -- request-fair share ------------------------------------------------------------------
 
 @pytest.mark.rubric("request_fair")

@@ -274,6 +274,27 @@ def test_per_head_scales_act_on_axis_minus_two(shape, data):
 
 
 @pytest.mark.rubric("scale_invariance")
+def test_per_head_scale_on_a_2d_x_keeps_its_shape():
+    """x of shape (H, D), one decode step's K for every head: a per-head scale of length H
+    acts on axis -2 and the result keeps the shape (H, D). Broadcasting the scale as
+    (1, H, 1), which suits a (T, H, D) cache, would turn it into (1, H, D).
+    Rule: Scaling"""
+    rng = np.random.default_rng(29)
+    x = rng.standard_normal((3, 5)) * np.array([[0.01], [1.0], [300.0]])
+    s = np.array([2.0 ** -8, 0.75, 3.0])
+    codes = np.asarray(fp8.quantize(x, s))
+    assert codes.shape == (3, 5), f"quantize of an (H, D) = (3, 5) x gave shape {codes.shape}"
+    for j in range(3):
+        h.check_codes(codes[j], oracle(x[j] / s[j]), x[j], what=f"(H, D) x, head {j}: ")
+    back = np.asarray(fp8.dequantize(codes, s))
+    assert back.shape == (3, 5) and np.array_equal(back, h.TABLE[codes] * s[:, None]), (
+        f"dequantize of (3, 5) codes with a per-head scale: got shape {back.shape}")
+    big = np.array([[1.0, 2000.0], [1.0, 1.0]])
+    assert fp8.clip_fraction(big, np.array([1.0, 10.0])) == 0.25, (
+        "clip_fraction of an (H, D) x: only 2000 / 1.0 clips (2000 / 10 would not)")
+
+
+@pytest.mark.rubric("scale_invariance")
 def test_the_division_is_float64_even_for_float32_caches():
     """Rule: Scaling"""
     # float32 values whose float32 quotient lands on (or across) an E4M3 midpoint while the

@@ -60,6 +60,7 @@ def layer(cfg: dict[str, Any], i: int, tp: int) -> Fraction:
     if e and i >= cfg.get("first_k_dense_replace", 0):
         w = cfg.get("moe_intermediate_size") or cfg["intermediate_size"]
         n += (e + cfg.get("n_shared_experts", 0)) * 3 * h * w * t + h * e
+        n += 3 * h * (cfg.get("shared_expert_intermediate_size") or 0) * t   # Qwen2-MoE
     else:
         n += 3 * h * cfg["intermediate_size"] * t
     return n
@@ -122,6 +123,8 @@ def gqa_configs(draw: Any, explicit_head_dim: bool | None = None, moe: bool | No
             cfg["moe_intermediate_size"] = draw(st.sampled_from([512, 768, 1408]))
         if draw(st.booleans()):
             cfg["n_shared_experts"] = draw(st.integers(1, 2))
+        if draw(st.booleans()):      # Qwen2-MoE's one shared expert of its own width
+            cfg["shared_expert_intermediate_size"] = draw(st.sampled_from([None, 0, 2816, 5632]))
         if draw(st.booleans()):
             cfg["first_k_dense_replace"] = draw(st.integers(0, 3))
     return cfg

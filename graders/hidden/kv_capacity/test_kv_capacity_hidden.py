@@ -237,6 +237,29 @@ def test_moe_dense_first_layers_and_shared_experts():
 
 
 @pytest.mark.rubric("weights")
+@pytest.mark.parametrize("tp,pp", [(1, 1), (4, 1), (2, 3)])
+def test_qwen2_moe_shared_expert_width_counts(tp, pp):
+    """A Qwen2-MoE-shaped config (the shape of Qwen1.5-MoE-A2.7B's fields): 60 routed experts
+    of 1408 and no n_shared_experts, but one shared expert of width 5632. Counting only
+    n_shared_experts misses 3 x H x 5632 weights per MoE layer.
+    Rules: Weights per GPU; Config fields"""
+    cfg = {"hidden_size": 2048, "num_attention_heads": 16, "num_key_value_heads": 16,
+           "num_hidden_layers": 24, "vocab_size": 151936, "intermediate_size": 5632,
+           "num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 1408,
+           "shared_expert_intermediate_size": 5632, "tie_word_embeddings": False}
+    without = dict(cfg, shared_expert_intermediate_size=None)
+    got = kv.weight_bytes_per_gpu(cfg, 2, tp, pp) - kv.weight_bytes_per_gpu(without, 2, tp, pp)
+    busiest = max(kv.pp_stage_layers(24, pp))
+    want = busiest * 3 * 2048 * 5632 / tp * 2
+    assert abs(got - want) <= 1e-9 * want, (
+        f"shared_expert_intermediate_size=5632 adds one gated MLP of that width per MoE layer: "
+        f"{busiest} layers x 3 x 2048 x 5632 / tp={tp} x 2 bytes = {want:.0f} on the busiest "
+        f"stage (pp={pp}); got {got:.0f}")
+    close(kv.weight_bytes_per_gpu(cfg, 2, tp, pp), oracle.weights(cfg, 2, tp, pp),
+          f"Qwen2-MoE-shaped weights at tp={tp}, pp={pp}")
+
+
+@pytest.mark.rubric("weights")
 @pytest.mark.parametrize("tp", [3, 256])
 def test_mla_weights_tp_must_divide_query_heads(tp):
     """Rules: MLA; Bad input"""
