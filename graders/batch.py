@@ -107,9 +107,11 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     try:
         index, count = (int(x) for x in text.split("/"))
     except ValueError:
-        raise ValueError(f"--shard wants I/K, got {text!r}") from None
+        raise ValueError(f"--shard wants I/K (I counts from 0: 0/K is the first of K "
+                         f"shards), got {text!r}") from None
     if not 0 <= index < count:
-        raise ValueError(f"--shard {text}: I must lie in 0..K-1")
+        raise ValueError(f"--shard {text}: I counts from 0, so it must lie in 0..K-1 "
+                         f"(the shards of K={count} are 0/{count} .. {count - 1}/{count})")
     return index, count
 
 
@@ -119,7 +121,8 @@ def grade_folder(kata_name: str, folder: Path, out: Path, jobs: int,
                  isolate: bool = True, hidden_visibility: str = "hidden",
                  rubric: str | None = None, include_hidden: bool = True,
                  require_isolation: bool = False,
-                 profile: str | None = None) -> list[dict[str, str]]:
+                 profile: str | None = None,
+                 hidden_detail: str = "rules") -> list[dict[str, str]]:
     """Grade every entry (of one shard); raises BatchError, before grading, for names
     that ``check_names`` refuses. summary.csv is written even if grading stops early."""
     kata = catalog.load(kata_name)
@@ -137,6 +140,7 @@ def grade_folder(kata_name: str, folder: Path, out: Path, jobs: int,
             g = grade.run(kata_name, str(path), seed=seed, per_test_timeout=per_test_timeout,
                           isolate=isolate, rubric=rubric, include_hidden=include_hidden,
                           require_isolation=require_isolation, profile=profile)
+            g.hidden_detail = hidden_detail
             grade.write_reports(g, out / path.name, hidden_visibility)
             row.update(score=str(g.score), max_score=str(g.max_score),
                        restarts=str(g.restarts), errors="")

@@ -23,6 +23,7 @@ import functools
 import importlib
 import importlib.util
 import math
+import os
 import sys
 import time
 import traceback
@@ -141,9 +142,38 @@ def resolve_submission(name: str, spec: str) -> Path:
         for candidate in (path / "__init__.py", path / f"{name}.py", path / name / "__init__.py"):
             if candidate.is_file():
                 return candidate
+        files = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+        py = [p for p in files if p.suffix == ".py" and p.is_file()]
+        if len(py) == 1 and single_module(name):
+            return py[0]    # one .py file under another name: the kata is one module
+        found = ", ".join(p.name + ("/" if p.is_dir() else "") for p in files[:8]) or "nothing"
         raise SubmissionError(
-            f"submission folder {path} holds neither __init__.py, {name}.py nor {name}/__init__.py")
+            f"the submission holds no {name}.py: upload your solution as {name}.py (or the "
+            f"kata's folder, with its __init__.py); the upload holds {found}")
     raise SubmissionError(f"submission path {path} does not exist")
+
+
+def single_module(name: str) -> bool:
+    """Whether kata ``name``'s stub is one module (its folder holds no other .py file), so
+    that a single uploaded .py file is its whole implementation, whatever its name."""
+    folder = catalog.KATAS_DIR / name
+    return not [p for p in folder.glob("*.py") if p.name != "__init__.py"] and \
+        not [p for p in folder.iterdir() if p.is_dir() and (p / "__init__.py").exists()]
+
+
+def _located(exc: BaseException, path: Path | str) -> str:
+    """Where in the submission an import failed: ``File "...", line N`` of the last frame
+    in its files (empty for a SyntaxError, whose own text says where)."""
+    if isinstance(exc, SyntaxError):
+        return ""
+    path = str(path)
+    top = os.path.dirname(path) + os.sep
+    package = os.path.basename(path) == "__init__.py"
+    at = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == path or (package and frame.filename.startswith(top)):
+            at = f'File "{frame.filename}", line {frame.lineno}\n'
+    return at
 
 
 def _import(name: str, spec: str) -> ModuleType:
@@ -183,15 +213,17 @@ def load(name: str) -> ModuleType:
         except SubmissionError as exc:
             cached = exc
         except SystemExit as exc:
+            where = _located(exc, submission_file(name, _impl_spec))
             cached = SubmissionError(
-                f"the submission for {name!r} called exit({exc.code!r}) while being imported")
+                f"the submission for {name!r} called exit({exc.code!r}) while being imported"
+                + (f": {where.strip()}" if where else ""))
         except BaseException as exc:  # noqa: BLE001 - any import failure is the submission's
             if isinstance(exc, KeyboardInterrupt):
                 raise
             tb = traceback.format_exception_only(type(exc), exc)
             cached = SubmissionError(
                 f"the submission for {name!r} ({_impl_spec}) failed to import: "
-                + "".join(tb).strip())
+                + _located(exc, submission_file(name, _impl_spec)) + "".join(tb).strip())
         _cache[name] = cached
     if isinstance(cached, ModuleType):
         return cached

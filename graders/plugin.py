@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -241,8 +242,48 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     _emit({"event": "collected", "tests": [
         {"nodeid": i.nodeid, "rubric": rubric_of(i),
          "kata": catalog.kata_of_test_path(Path(str(i.path))),
-         "visibility": catalog.visibility_of_test_path(Path(str(i.path)))}
+         "visibility": catalog.visibility_of_test_path(Path(str(i.path))),
+         "rules": rules_of(i)}
         for i in items]})
+
+
+_CITE = re.compile(r"^\s*Rules?:\s*(.+?)\s*$", re.MULTILINE)   # as graders/authoring/prompt_lint.py
+_LABEL = re.compile(r"^(?:[-*]\s+|\d+\.\s+)?\*\*([^*\n]+?)\.\*\*", re.MULTILINE)
+_prompt_labels: dict[str, dict[str, str]] = {}
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def rules_of(item: pytest.Item) -> list[str]:
+    """The prompt's rule labels a test checks (docs/AUTHORING.md): the ``Rule:``/``Rules:``
+    lines of its docstring and its class's, else a label of two words or more in its name.
+    Only labels the prompt holds (``**Label.**``) are named: the grader may show them to a
+    candidate ("failed by hidden tests of rule ..."), never anything else of the test."""
+    kata = catalog.kata_of_test_path(Path(str(item.path)))
+    if kata is None:
+        return []
+    if kata not in _prompt_labels:
+        try:
+            prompt = (catalog.KATAS_DIR / kata / "README.md").read_text(encoding="utf-8")
+        except OSError:
+            prompt = ""
+        _prompt_labels[kata] = {_slug(m.group(1)): " ".join(m.group(1).split())
+                                for m in _LABEL.finditer(prompt)}
+    labels = _prompt_labels[kata]
+    found: list[str] = []
+    for obj in (getattr(item, "function", None), getattr(item, "cls", None)):
+        for match in _CITE.finditer(getattr(obj, "__doc__", None) or ""):
+            for label in match.group(1).split(";"):
+                known = labels.get(_slug(label.rstrip(". ")))
+                if known and known not in found:
+                    found.append(known)
+    if not found:
+        name = _slug(getattr(item, "originalname", None) or item.name.split("[")[0])
+        found = [label for s, label in labels.items()
+                 if "_" in s and f"_{s}_" in f"_{name.removeprefix('test_')}_"]
+    return found
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
@@ -289,6 +330,9 @@ def truncate(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
             + text[-tail:])
 
 
+NOTE_CHARS = 300
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     outcome = yield
@@ -325,8 +369,13 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     outcome, message, took = _State.pending.pop(
         report.nodeid, ("failed", "the test produced no result", report.duration))
     _State.results[report.nodeid] = (outcome, message)
-    _emit({"event": "result", "nodeid": report.nodeid, "outcome": outcome,
-           "message": message, "duration": round(took, 4)})
+    event = {"event": "result", "nodeid": report.nodeid, "outcome": outcome,
+             "message": message, "duration": round(took, 4)}
+    # what graded a hardware test (record_property("graded_on", ...)): shown beside its item
+    notes = [str(v) for k, v in report.user_properties if k == "graded_on"]
+    if notes:
+        event["note"] = "; ".join(notes)[:NOTE_CHARS]
+    _emit(event)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,

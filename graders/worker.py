@@ -88,13 +88,30 @@ def _load(path: str, name: str) -> ModuleType:
             _module = module
             return module
         except SystemExit as exc:
+            where = _located(exc, path).strip()
             _import_error = {"type": "SubmissionError", "builtin": "Exception",
-                             "msg": f"the submission called exit({exc.code!r}) while being imported"}
+                             "msg": f"the submission called exit({exc.code!r}) while being "
+                                    f"imported{': ' + where if where else ''}"}
         except BaseException as exc:  # noqa: BLE001
             text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             _import_error = {"type": "SubmissionError", "builtin": "Exception",
-                             "msg": f"the submission failed to import: {text}"}
+                             "msg": f"the submission failed to import: {_located(exc, path)}"
+                                    f"{text}"}
     raise _ImportFailed()
+
+
+def _located(exc: BaseException, path: str) -> str:
+    """``File "...", line N`` of the last frame of the submission's own files in the
+    traceback of an import failure (empty for a SyntaxError: its text says where)."""
+    if isinstance(exc, SyntaxError):
+        return ""
+    top = os.path.dirname(path) + os.sep
+    package = os.path.basename(path) == "__init__.py"
+    at = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == path or (package and frame.filename.startswith(top)):
+            at = f'File "{frame.filename}", line {frame.lineno}\n'
+    return at
 
 
 class _ImportFailed(Exception):

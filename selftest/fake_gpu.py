@@ -5,7 +5,9 @@ timings come from a formula chosen by ``FAKE_GPU_MODE``:
 - ``flat``: every split count and every GEMM costs the same per unit of work, so any
   valid choice has zero regret (a correct submission must pass);
 - ``punish``: the count or chunk the reference solution would choose costs twice as much as
-  every other one (the reference must fail: the hardware tests can fail).
+  every other one (the reference must fail: the hardware tests can fail). For gemm_waves the
+  chunk is the one the reference chooses without a sweep (its wave model); with the sweep it
+  avoids it, so the suite checks that the mutant ignoring the sweep fails.
 Nothing here is a measurement; it exists to run the hardware tests' live path on a CPU.
 """
 

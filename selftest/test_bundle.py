@@ -258,8 +258,10 @@ def _reuse_this_environment(out: Path) -> None:
     spec.loader.exec_module(noxfile)
     import hashlib
 
-    digest = hashlib.sha256("\n".join(noxfile._requirements(("dev",))).encode()).hexdigest()
-    (env_dir / "requirements.sha256").write_text(f"dev\n{digest}")
+    assert noxfile.BASE == "candidate", "the bundle's environment is the candidate's"
+    digest = hashlib.sha256("\n".join(noxfile._requirements((noxfile.BASE,))).encode()
+                            ).hexdigest()
+    (env_dir / "requirements.sha256").write_text(f"{noxfile.BASE}\n{digest}")
 
 
 def _tracked(repo: Path, *paths: str) -> list[Path]:

@@ -93,3 +93,27 @@ def test_overlong_explanation_is_cut_at_a_line_with_a_count() -> None:
     assert f"line {grade.DETAIL_LINES - 1} of a long comparison" in details
     assert f"line {grade.DETAIL_LINES} of a long comparison" not in details
     assert f"... {200 + 1 - grade.DETAIL_LINES} more lines in junit.xml" in details
+
+
+def test_a_hardware_item_says_what_graded_it() -> None:
+    """A hardware test's ``graded_on`` note reaches its item in the table and results.json; a
+    skipped hardware item says it is not counted."""
+    kata = catalog.load("gemm_waves")
+    hw = kata.item("chunk_on_hardware")
+    assert hw.hardware
+    node = "graders/hidden/gemm_waves/test_gemm_waves_hardware.py::test_chunk_regret_on_measured_sweep"
+    note = "graded on published H100 measurements (microsoft/vidur, 2024, fp16)"
+    for outcome in ("passed", "failed"):
+        t = grade.TestResult(node, hw.id, "hidden", outcome, "" if outcome == "passed" else "E  x",
+                             note=note)
+        g = grade.Grade(kata, "submission.py", None, "grade", [t], rubric_filter=hw.id)
+        grade.score(g)
+        [r] = g.items
+        assert r.note == note
+        assert note[:40] in grade.table(g, candidate=True)
+        [entry] = [e for e in grade.results_json(g)["tests"] if e["name"] == f"rubric: {hw.id}"]
+        assert note in entry["output"]
+    skipped = grade.TestResult(node, hw.id, "hidden", "skipped", "not counted (no data): no GPU")
+    g = grade.Grade(kata, "submission.py", None, "grade", [skipped], rubric_filter=hw.id)
+    grade.score(g)
+    assert g.items[0].note == "not counted (no data)" and g.max_score == 0

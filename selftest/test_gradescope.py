@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from graders import catalog
-from graders.packaging import bundle, gradescope
+from graders import catalog, grade
 from graders.authoring import mutant
+from graders.packaging import bundle, gradescope
 from selftest.test_bundle import _clone
 from selftest.test_harness import check_results_json
 
@@ -113,7 +113,8 @@ def _items(data: dict[str, Any]) -> dict[str, int]:
 
 def test_the_reference_scores_full_marks(layout: dict[str, Any]) -> None:
     data = _grade(layout["root"], {f"{KATA}.py": catalog.SOLUTIONS_DIR / f"{KATA}.py"})
-    assert data["score"] == data["max_score"] == catalog.load(KATA).max_score, data["output"]
+    assert data["score"] == data["extra_data"]["max_score"] == catalog.load(KATA).max_score, \
+        data["output"]
     hidden = [t for t in data["tests"] if "graders/hidden/" in t["name"]]
     assert hidden and all(t["visibility"] == "hidden" for t in hidden)
     assert data["extra_data"]["isolation"]["process"] is True
@@ -121,7 +122,7 @@ def test_the_reference_scores_full_marks(layout: dict[str, Any]) -> None:
 
 def test_the_stub_scores_zero(layout: dict[str, Any]) -> None:
     data = _grade(layout["root"], {"__init__.py": catalog.KATAS_DIR / KATA / "__init__.py"})
-    assert data["score"] == 0 and data["max_score"] == catalog.load(KATA).max_score
+    assert data["score"] == 0 and data["extra_data"]["max_score"] == catalog.load(KATA).max_score
     assert "not implemented yet" in data["output"] or "NotImplementedError" in json.dumps(data)
 
 
@@ -131,8 +132,41 @@ def test_a_mutant_loses_its_item(layout: dict[str, Any]) -> None:
     items = _items(data)
     assert items[wrong.rubric] == 0, items
     points = {i.id: i.points for i in catalog.load(KATA).tested_items}
-    assert data["score"] < data["max_score"]
+    assert data["score"] < data["extra_data"]["max_score"]
     assert all(score in (0, points[i]) for i, score in items.items())
+    # the item it lost names the rules its failed hidden tests check, and no test
+    said = next(t["output"] for t in data["tests"]
+                if t["name"] == f"rubric: {wrong.rubric}").splitlines()[-1]
+    assert "failed by hidden tests of rule" in said and "test_" not in said, said
+
+
+def _visible(data: dict[str, Any]) -> list[str]:
+    return [data["output"]] + [t["output"] for t in data["tests"] if t["visibility"] == "visible"]
+
+
+def test_an_upload_that_cannot_load_is_said_once(layout: dict[str, Any]) -> None:
+    """A syntax error: one message naming the file as uploaded and the line; every other
+    visible entry points to it in one line; no path of the harness anywhere visible."""
+    bad = layout["tmp"] / "broken.py"
+    bad.write_text("class Broken:\n    pass\n\ndef oops(:\n    pass\n")
+    data = _grade(layout["root"], {f"{KATA}.py": bad})
+    assert data["score"] == 0
+    assert f'"{KATA}.py", line 4' in data["output"] and "SyntaxError" in data["output"]
+    for text in _visible(data):
+        assert "graders/" not in text and "kata-worker" not in text and "Traceback" not in text
+    for t in data["tests"]:
+        if t["visibility"] == "visible" and not t["name"].startswith("rubric: "):
+            assert t["output"] == grade.LOAD_POINTER, t
+
+
+def test_a_single_file_under_another_name_is_graded(layout: dict[str, Any]) -> None:
+    data = _grade(layout["root"], {"solution.py": catalog.SOLUTIONS_DIR / f"{KATA}.py"})
+    assert data["score"] == catalog.load(KATA).max_score, data["output"]
+    two = _grade(layout["root"], {"a.py": catalog.SOLUTIONS_DIR / f"{KATA}.py",
+                                  "b.py": catalog.SOLUTIONS_DIR / f"{KATA}.py"})
+    assert two["score"] == 0 and f"upload your solution as {KATA}.py" in two["output"]
+    for text in _visible(two):
+        assert "graders/" not in text and "Traceback" not in text
 
 
 def test_no_sandbox_means_no_grade_unless_allowed(layout: dict[str, Any]) -> None:
@@ -154,3 +188,9 @@ def test_katas_measured_against_the_reference_need_the_flag(layout: dict[str, An
                 or (n.startswith("solutions/") and "top_p" not in n and n != "solutions/__init__.py")]
     with pytest.raises(gradescope.BuildError, match="exists"):
         gradescope.build("top_p", tmp / "top_p.zip", include_reference=True, root=clone)
+
+
+def test_which_katas_need_the_reference_is_read_from_the_code(layout: dict[str, Any]) -> None:
+    needs = gradescope.needs_reference(layout["clone"])
+    assert {"top_p", "radix_cache"} <= set(needs), needs
+    assert KATA not in needs      # this module's zip is built without the flag

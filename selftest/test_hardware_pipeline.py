@@ -5,8 +5,11 @@ timings from a formula, written to a temporary folder (never to hardware_fixture
 the katas' hidden hardware tests are run against it with the reference solution; then the
 same with a pretend live GPU (selftest/fake_gpu.py). Each path is run twice: with timings
 under which any valid choice is optimal (the reference passes), and with timings that
-punish exactly the reference's choice (the reference fails). So the recorded and live
-paths both run, and both can fail.
+punish exactly the reference's choice (the reference fails). gemm_waves' reference picks
+from the sweep it is given, so no timing punishes it; there the punished choice is its wave
+model's (the choice without a sweep), and the submission that fails is the mutant that
+ignores the sweep (``sweep_ignored``). So the recorded and live paths both run, and both can
+fail.
 """
 
 from __future__ import annotations
@@ -64,10 +67,15 @@ def _fake_recording(name: str, folder: Path) -> None:
     (folder / f"{name}_fake_measured.json").write_text(json.dumps(doc), encoding="utf-8")
 
 
+# Who must fail under "punish": the reference, except where it reads the data it is given.
+PUNISHED_IMPL = {"split_kv": "solutions", "gemm_waves": "mutant:sweep_ignored"}
+
+
 def _run(kata: str, env: dict[str, str], plugin: bool) -> dict[str, str]:
     path, item = HARDWARE_TESTS[kata]
     report = Path(env["REPORT"])
-    args = [sys.executable, "-m", "pytest", path, "--impl", "solutions", "-q", "-p", "no:randomly",
+    impl = PUNISHED_IMPL[kata] if env.get("FAKE_GPU_MODE") == "punish" else "solutions"
+    args = [sys.executable, "-m", "pytest", path, "--impl", impl, "-q", "-p", "no:randomly",
             "--junitxml", str(report), "-o", "junit_family=xunit2"]
     if plugin:
         args += ["-p", "selftest.fake_gpu"]

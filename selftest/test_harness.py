@@ -135,20 +135,38 @@ def test_all_skipped_item_leaves_the_maximum() -> None:
 
 # -- reports --------------------------------------------------------------------------
 
+# Gradescope's documented results.json keys (gradescope-autograders.readthedocs.io, specs)
+TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format",
+            "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests",
+            "leaderboard"}
+TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output",
+             "output_format", "tags", "visibility", "extra_data"}
+
+
 def check_results_json(path: Path) -> dict:
+    """Gradescope's schema; the grade's own maximum is ``extra_data["max_score"]`` (the
+    schema has none at the top). An item or test that is not counted has neither points
+    nor a status (the schema knows only passed and failed), and says so."""
     data = json.loads(path.read_text())
-    assert isinstance(data["score"], (int, float)) and isinstance(data["max_score"], (int, float))
-    assert 0 <= data["score"] <= data["max_score"]
+    assert set(data) <= TOP_KEYS, set(data) - TOP_KEYS
+    top = data["extra_data"]["max_score"]
+    assert isinstance(data["score"], (int, float)) and isinstance(top, (int, float))
+    assert 0 <= data["score"] <= top
     assert data["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
     assert isinstance(data["tests"], list) and data["tests"]
     for t in data["tests"]:
+        assert set(t) <= TEST_KEYS, set(t) - TEST_KEYS
+        assert t["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
+        if "not counted" in t["tags"] or "skipped" in t["tags"]:
+            assert not {"status", "score", "max_score"} & set(t), t
+            assert "not counted" in t["output"], t
+            continue
         assert set(t) >= {"name", "score", "max_score", "status", "output", "visibility"}, t
         assert t["status"] in ("passed", "failed")
-        assert t["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
         assert 0 <= t["score"] <= t["max_score"] or t["max_score"] == 0
     rubric = [t for t in data["tests"] if t["name"].startswith("rubric: ")]
-    assert sum(t["score"] for t in rubric) == data["score"]
-    assert sum(t["max_score"] for t in rubric) == data["max_score"]
+    assert sum(t.get("score", 0) for t in rubric) == data["score"]
+    assert sum(t.get("max_score", 0) for t in rubric) == top
     return data
 
 
@@ -163,7 +181,7 @@ def test_reports_of_the_reference(tmp_path: Path) -> None:
     g = grade.run(KATA, "solutions", include_hidden=False)
     grade.write_reports(g, tmp_path)
     data = check_results_json(tmp_path / "results.json")
-    assert data["score"] == data["max_score"] == catalog.load(KATA).max_score
+    assert data["score"] == data["extra_data"]["max_score"] == catalog.load(KATA).max_score
     assert data["extra_data"]["seed"] is None
     check_junit(tmp_path / "junit.xml", len(g.tests))
     assert "score: 100/100" in grade.table(g)
@@ -207,6 +225,9 @@ BAD_CASES = {  # case -> what a failure message says (in-process, isolated)
 }
 
 
+LOAD_CASES = ("syntax_error", "import_error", "missing_class", "exit_at_import")
+
+
 @pytest.mark.parametrize("isolate", [False, True], ids=["in_process", "isolated"])
 @pytest.mark.parametrize("case", sorted(BAD_CASES))
 def test_bad_submission_fails_cleanly(case: str, isolate: bool, tmp_path: Path) -> None:
@@ -225,7 +246,17 @@ def test_bad_submission_fails_cleanly(case: str, isolate: bool, tmp_path: Path) 
     assert failed, f"{case}: no test failed"
     assert all(t.message.strip() for t in failed), "every failure needs a message"
     pattern = BAD_CASES[case][isolate]
-    if pattern:
+    if case in LOAD_CASES:
+        # said once, naming the file as uploaded and its line; each test points to it
+        said = g.load_error or ""
+        assert re.search(pattern, said) and f"{case}.py" in said, said
+        assert case == "missing_class" or re.search(rf'"{case}.py", line \d+', said), said
+        assert "graders/" not in said and "kata-worker" not in said, said
+        assert all(t.message in (grade.LOAD_POINTER, grade.MISSING_POINTER) for t in failed)
+        visible = [t for t in data["tests"] if t["visibility"] == "visible"]
+        assert not [t["name"] for t in visible if "graders/" in t["output"]]
+        assert all(line.strip() in data["output"] for line in said.splitlines())
+    elif pattern:
         assert any(re.search(pattern, t.message) for t in failed), (
             f"{case}: expected /{pattern}/ in a failure message, got:\n"
             + failed[0].message[:1000])
@@ -383,8 +414,15 @@ def test_results_json_shows_no_hidden_test_to_a_candidate(tmp_path: Path) -> Non
                   rubric="eviction", isolate=False)
     hidden_failed = [t for t in g.tests if t.visibility == "hidden" and t.outcome == "failed"]
     assert hidden_failed, "the check needs a failed hidden test"
-    for mode in ("hidden", "after_published"):
-        out = tmp_path / mode
+    from graders.authoring import prompt_lint
+
+    labels = {r.label for r in prompt_lint.parse_rules(catalog.load(KATA))[0]}
+    cited = {x for t in hidden_failed for x in t.rules}
+    assert cited and cited <= labels, (cited, labels)
+    for mode, detail in (("hidden", "rules"), ("after_published", "rules"),
+                         ("hidden", "none")):
+        out = tmp_path / f"{mode}-{detail}"
+        g.hidden_detail = detail
         grade.write_reports(g, out, hidden_visibility=mode)
         data = check_results_json(out / "results.json")
         visible = [json.dumps(t) for t in data["tests"] if t["visibility"] == "visible"]
@@ -403,7 +441,16 @@ def test_results_json_shows_no_hidden_test_to_a_candidate(tmp_path: Path) -> Non
         assert hidden_entries and hidden_entries[0]["visibility"] == mode
         assert hidden_entries[0]["output"].strip()
         rubric = next(t for t in data["tests"] if t["name"] == "rubric: eviction")
-        assert rubric["status"] == "failed" and "hidden tests failed" in rubric["output"]
+        assert rubric["status"] == "failed"
+        if detail == "rules":   # the rules the failed hidden tests cite, and nothing else
+            said = rubric["output"].splitlines()[-1]
+            assert said.startswith("failed by hidden tests of rule"), said
+            assert set(re.findall(r"'([^']+)'", said)) == cited, said
+            assert said in data["output"]
+        else:
+            assert rubric["output"].endswith(
+                "failed by hidden tests (their detail is not shown)"), rubric["output"]
+            assert not [x for x in cited if f"'{x}'" in "\n".join(visible)]
         junit = (out / "junit.xml").read_text()
         assert hidden_failed[0].nodeid.split("::")[-1] in junit
     assert hidden_failed[0].nodeid.split("::")[-1] in grade.table(g), "the team's table keeps it"
@@ -450,3 +497,35 @@ def test_one_failing_test_does_not_spill_into_others(tmp_path: Path) -> None:
         assert lost == {"atomic_failure"}, (isolate, [(t.nodeid, t.message[:200])
                                                       for t in g.tests if t.outcome == "failed"])
     assert scores[False] == scores[True]
+
+
+def test_a_skipped_item_is_not_counted_not_lost(tmp_path: Path) -> None:
+    """A skipped item (no hardware data here) reads "not counted: <reason>" in the table and
+    in results.json, where it has neither points nor a status; the score line counts it."""
+    outcomes = {i.id: ["passed"] for i in catalog.load(KATA).tested_items}
+    outcomes["eviction"] = ["skipped"]
+    g = _fake_grade(outcomes)
+    g.tests[[t.rubric for t in g.tests].index("eviction")].message = "no fixture here"
+    points = catalog.load(KATA).item("eviction").points
+    team, candidate = grade.table(g), grade.table(g, candidate=True)
+    assert "NOT COUNTED" in team and "not counted: no fixture here" in team
+    assert f"({points} points not counted: eviction)" in candidate
+    assert "not counted: no fixture here" not in candidate   # a hidden test's own reason
+    grade.write_reports(g, tmp_path)
+    data = check_results_json(tmp_path / "results.json")
+    entry = next(t for t in data["tests"] if t["name"] == "rubric: eviction")
+    assert "not counted" in entry["output"] and "status" not in entry
+    assert data["extra_data"]["not_counted"] == points
+    assert not [t for t in data["tests"] if "skipped" in t["tags"] and "status" in t]
+
+
+def test_hidden_tests_cite_the_prompts_rules() -> None:
+    """The collected event names, for each hidden test, only rule labels the prompt holds
+    (plugin.rules_of): what the candidate may be told about a hidden failure."""
+    from graders.authoring import prompt_lint
+
+    g = grade.run(KATA, "solutions", include_public=False, rubric="eviction", isolate=False,
+                  profile="smoke")
+    labels = {r.label for r in prompt_lint.parse_rules(catalog.load(KATA))[0]}
+    cited = [t for t in g.tests if t.rules]
+    assert cited and all(set(t.rules) <= labels for t in cited)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from graders import catalog
@@ -93,3 +95,38 @@ def test_hint_blocks_round_trip() -> None:
 def test_every_rule_is_cited_and_hints_agree(name: str) -> None:
     problems = prompt_lint.lint(name)
     assert not problems, "\n".join(problems)
+
+
+def test_the_prompt_ends_with_a_real_engines_section_citing_a_file_or_doc() -> None:
+    ok = PROMPT + "\n## Real engines\n\nSGLang's `python/sglang/srt/mem_cache/radix_cache.py` ...\n"
+    assert prompt_lint.real_engines_problems(ok) == []
+    url = PROMPT + "\n## Real engines\n\nSee https://docs.vllm.ai/en/latest/design/x.html.\n"
+    assert prompt_lint.real_engines_problems(url) == []
+    missing = prompt_lint.real_engines_problems(PROMPT)
+    assert len(missing) == 1 and "must end with" in missing[0] and "'Example'" in missing[0]
+    not_last = PROMPT.replace("## Example", "## Real engines\n\n`a/b.py`\n\n## Example")
+    assert "must end with" in prompt_lint.real_engines_problems(not_last)[0]
+    uncited = PROMPT + "\n## Real engines\n\nvLLM does it differently (no file named).\n"
+    assert "cites no file" in prompt_lint.real_engines_problems(uncited)[0]
+    no_ext = PROMPT + "\n## Real engines\n\nSee vllm/v1/core and block_pool.\n"
+    assert "cites no file" in prompt_lint.real_engines_problems(no_ext)[0]
+    in_code = ok + "\n```\n## Not a heading\n```\n"      # headings inside code do not count
+    assert prompt_lint.real_engines_problems(in_code) == []
+    deeper = ok + "\n### Notes\n\nmore\n"                 # a subsection stays inside it
+    assert prompt_lint.real_engines_problems(deeper) == []
+
+
+def test_write_hints_keeps_real_engines_last(tmp_path: Path) -> None:
+    """A prompt without hint blocks gains its Hints section before Real engines."""
+    text = "# p\n\n## Rules\n\n**A.** b\n\n## Real engines\n\n`a/b.py`\n"
+    path = tmp_path / "README.md"
+    path.write_text(text, encoding="utf-8")
+
+    class K:
+        prompt_path = path
+        hints = ("one",)
+    prompt_lint.write_hints(K())  # type: ignore[arg-type]
+    out = path.read_text(encoding="utf-8")
+    assert out.index("## Hints") < out.index("## Real engines")
+    assert prompt_lint.hint_blocks(["one"]) in out
+    assert prompt_lint.real_engines_problems(out) == []

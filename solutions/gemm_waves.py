@@ -189,20 +189,43 @@ ASSUMED_TILE = (128, 256)   # a common Hopper bf16 cuBLAS/CUTLASS tile; not meas
 CHUNK_STEP = 16
 
 
-def plan_chunk(budget: int, n: int, k: int, num_sms: int) -> int:
-    """The multiple of 16 up to the budget with the fewest predicted waves per token.
+def _measured(value: object) -> dict[int, float]:
+    if not isinstance(value, dict):
+        raise TypeError(f"measured must be a dict of token count -> microseconds, got "
+                        f"{type(value).__name__}")
+    out: dict[int, float] = {}
+    for m, t in value.items():
+        if isinstance(m, bool) or not isinstance(m, int):
+            raise TypeError(f"measured: token count {m!r} is not an int")
+        if m < 1:
+            raise ValueError(f"measured: token count {m} is below 1")
+        out[m] = _time(f"measured[{m}]", t)
+    return out
 
-    The wave model with one assumed tile shape: a wave costs the same whatever its fill, so
-    time per token is ``waves(M) / M`` times a constant; the largest M wins ties. K scales
-    every wave alike and drops out. Uncalibrated until a sweep is recorded.
+
+def plan_chunk(budget: int, n: int, k: int, num_sms: int,
+               measured: dict[int, float] | None = None) -> int:
+    """The prefill chunk, a multiple of 16 in 16..budget, with the least time per token.
+
+    With ``measured`` (token count -> measured µs of this GEMM on this GPU): the measured
+    multiple of 16 within the budget with the least measured time per token, the larger on a
+    tie; profile-guided, as autotuners choose, since the measured sweep shows effects the wave
+    model does not (kernel switches). Without it, or when it holds no such chunk: the wave
+    model with one assumed tile shape, where a wave costs the same whatever its fill, so time
+    per token is ``waves(M) / M`` times a constant; K scales every wave alike and drops out.
     """
     _int("budget", budget, CHUNK_STEP)
     _int("n", n)
     _int("k", k)
     _int("num_sms", num_sms)
+    times = {} if measured is None else _measured(measured)
+    chunks = range(CHUNK_STEP, budget + 1, CHUNK_STEP)
+    timed = [m for m in chunks if m in times]
+    if timed:
+        return min(timed, key=lambda m: (times[m] / m, -m))
     tm, tn = ASSUMED_TILE
     best, best_cost = CHUNK_STEP, None
-    for m in range(CHUNK_STEP, budget + 1, CHUNK_STEP):
+    for m in chunks:
         waves = wave_count(output_tiles(m, n, tm, tn), num_sms)
         if best_cost is None or waves * best <= best_cost * m:   # waves/m <= best ratio
             best, best_cost = m, waves

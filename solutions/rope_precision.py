@@ -77,8 +77,7 @@ def inv_freq(config: dict[str, Any]) -> np.ndarray:
     factor = _pos("factor", scaling.get("factor"))
     low = _pos("low_freq_factor", scaling.get("low_freq_factor"))
     high = _pos("high_freq_factor", scaling.get("high_freq_factor"))
-    orig = _pos("original_max_position_embeddings",
-                scaling.get("original_max_position_embeddings"))
+    orig = _int_field(scaling, "original_max_position_embeddings")    # a count: an int
     if factor < 1 or high <= low:
         raise ValueError("llama3 scaling needs factor >= 1 and high_freq_factor > low_freq_factor")
     wavelen = 2 * math.pi / freq
@@ -126,7 +125,9 @@ def apply_rope(x: np.ndarray, positions: np.ndarray, config: dict[str, Any],
 
 def fused_bytes_saved(config: dict[str, Any], dtype_bytes: int) -> int:
     q = _int_field(config, "num_attention_heads")
-    kv = _int_field(config, "num_key_value_heads", config.get("num_key_value_heads", q))
+    # absent or null: as many KV heads as query heads (Hugging Face's default)
+    kv = q if config.get("num_key_value_heads") is None else \
+        _int_field(config, "num_key_value_heads")
     layers = _int_field(config, "num_hidden_layers")
     nbytes = _int_field({}, "dtype_bytes", dtype_bytes)
     return 2 * (q + kv) * _head_dim(config) * nbytes * layers   # read + write of Q and K

@@ -27,6 +27,8 @@ Array = NDArray[np.float64]
 
 
 def _count(name: str, value: object, minimum: int = 1) -> int:
+    if isinstance(value, np.integer):       # a numpy integer counts as its value
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
@@ -133,9 +135,9 @@ def merge_partials(outs: NDArray[np.floating], lses: NDArray[np.floating]) -> tu
 
 def split_ranges(num_keys: int, block_size: int, num_splits: int) -> list[tuple[int, int]]:
     """Key ranges of ``num_splits`` splits of whole blocks, ``ceil(nb / num_splits)`` blocks each."""
-    _count("num_keys", num_keys, minimum=0)
-    _count("block_size", block_size)
-    _count("num_splits", num_splits)
+    num_keys = _count("num_keys", num_keys, minimum=0)
+    block_size = _count("block_size", block_size)
+    num_splits = _count("num_splits", num_splits)
     num_blocks = -(-num_keys // block_size)
     keys_per_split = -(-num_blocks // num_splits) * block_size
     return [(min(i * keys_per_split, num_keys), min((i + 1) * keys_per_split, num_keys))

@@ -23,6 +23,11 @@ kata.toml's list one at a time, and a candidate reading the prompt sees the same
 ``python -m graders.authoring.prompt_lint --write-hints NAME`` rewrites the prompt's blocks from
 kata.toml.
 
+Real engines. The prompt's last ``##`` section is ``## Real engines``: the production code the
+kata is drawn from and, point by point, where the kata's rule matches it and where it differs.
+It cites at least one file or doc: a path with a ``/`` and a file extension
+(``vllm/v1/core/sched/scheduler.py``) or a URL.
+
     python -m graders.authoring.prompt_lint [NAME ...]          report problems (exit 1 if any)
     python -m graders.authoring.prompt_lint --write-hints NAME  regenerate the prompt's hint blocks
 """
@@ -47,6 +52,9 @@ CITE = re.compile(r"^\s*Rules?:\s*(.+?)\s*$", re.MULTILINE)
 HINT_BLOCK = re.compile(
     r"<details>\s*<summary>\s*Hint[^<]*</summary>(.*?)</details>", re.DOTALL)
 WRAP = 92
+REAL_ENGINES = "Real engines"
+# a file path with at least one '/' and an extension, or a URL
+SOURCE = re.compile(r"https?://[^\s)>`]+|[\w.-]+(?:/[\w.-]+)*/[\w-]+\.[A-Za-z][A-Za-z0-9]*")
 
 
 @dataclass
@@ -250,13 +258,42 @@ def write_hints(kata: catalog.Kata) -> None:
     if spans:
         text = text[:spans[0][0]] + new + text[spans[-1][1]:]
     else:
-        text = text.rstrip("\n") + "\n\n## Hints\n\n" + new + "\n"
+        closing = re.search(rf"^## {REAL_ENGINES}\s*$", text, re.MULTILINE)
+        if closing:   # the Real engines section stays last
+            text = (text[:closing.start()] + "## Hints\n\n" + new + "\n\n"
+                    + text[closing.start():])
+        else:
+            text = text.rstrip("\n") + "\n\n## Hints\n\n" + new + "\n"
     kata.prompt_path.write_text(text, encoding="utf-8")
+
+
+def real_engines_problems(prompt: str) -> list[str]:
+    """What is wrong with the prompt's closing ``## Real engines`` section."""
+    heads: list[tuple[int, str]] = []
+    in_code = False
+    lines = prompt.splitlines()
+    for number, line in enumerate(lines):
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+            continue
+        head = HEADING.match(line)
+        if head and not in_code and len(head.group(1)) == 2:
+            heads.append((number, _norm(head.group(2))))
+    if not heads or heads[-1][1].lower() != REAL_ENGINES.lower():
+        last = heads[-1][1] if heads else "none"
+        return [f"the prompt must end with a '## {REAL_ENGINES}' section naming the production "
+                f"code the kata is drawn from (its last ## section is {last!r})"]
+    body = "\n".join(lines[heads[-1][0] + 1:])
+    if not SOURCE.search(body):
+        return [f"the '## {REAL_ENGINES}' section cites no file or doc (a path like "
+                "`vllm/v1/core/sched/scheduler.py`, or a URL)"]
+    return []
 
 
 def lint(name: str) -> list[str]:
     kata = catalog.load(name)
-    return check_rules(kata).problems + check_hints(kata)
+    return (check_rules(kata).problems + check_hints(kata)
+            + real_engines_problems(kata.prompt_path.read_text(encoding="utf-8")))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,14 +16,16 @@ Importers use the names below; the modules are the package's own business.
 
 from __future__ import annotations
 
-from graders.grade.model import (MESSAGE_CHARS, Grade, GradeError, ItemResult, TestResult,
-                                 items_that_differ)
-from graders.grade.report import (DETAIL_LINES, HIDDEN_VISIBILITIES, failure_details,
-                                  junit_xml, results_json, table, write_reports)
+from graders.grade.model import (LOAD_POINTER, MESSAGE_CHARS, MISSING_POINTER, NOT_IMPLEMENTED,
+                                 Grade, GradeError, ItemResult, TestResult, items_that_differ)
+from graders.grade.report import (DETAIL_LINES, HIDDEN_DETAILS, HIDDEN_VISIBILITIES,
+                                  failure_details, hidden_failure, item_note, junit_xml,
+                                  results_json, status_label, table, write_reports)
 from graders.grade.run import GRACE_S, PER_TEST_TIMEOUT_S, isolation_env, run
 from graders.grade.scoring import score
 
-__all__ = ["DETAIL_LINES", "GRACE_S", "HIDDEN_VISIBILITIES", "MESSAGE_CHARS", "PER_TEST_TIMEOUT_S",
-           "Grade", "GradeError", "ItemResult", "TestResult", "failure_details",
-           "isolation_env", "items_that_differ", "junit_xml", "results_json", "run", "score",
-           "table", "write_reports"]
+__all__ = ["DETAIL_LINES", "GRACE_S", "HIDDEN_DETAILS", "HIDDEN_VISIBILITIES", "LOAD_POINTER",
+           "MESSAGE_CHARS", "MISSING_POINTER", "NOT_IMPLEMENTED", "PER_TEST_TIMEOUT_S", "Grade",
+           "GradeError", "ItemResult", "TestResult", "failure_details", "hidden_failure",
+           "isolation_env", "item_note", "items_that_differ", "junit_xml", "results_json", "run",
+           "score", "status_label", "table", "write_reports"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from graders import catalog, launch
 from graders.grade.model import GradeError
-from graders.grade.report import HIDDEN_VISIBILITIES, table, write_reports
+from graders.grade.report import HIDDEN_DETAILS, HIDDEN_VISIBILITIES, table, write_reports
 from graders.grade.run import PER_TEST_TIMEOUT_S, isolation_env, run
 
 
@@ -47,11 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1,
                         help="a folder of submissions: grade N at a time")
     parser.add_argument("--shard", default=None, metavar="I/K",
-                        help="a folder of submissions: grade only shard I of K")
+                        help="a folder of submissions: grade only shard I of K, I counting "
+                             "from 0 (0/4, 1/4, 2/4, 3/4 cover a folder)")
     parser.add_argument("--hidden-visibility", default="hidden", choices=HIDDEN_VISIBILITIES,
                         help="results.json visibility of the hidden tests' own entries "
                              "(default hidden; after_published shows them to a candidate "
                              "once grades are published)")
+    parser.add_argument("--hidden-detail", default="rules", choices=HIDDEN_DETAILS,
+                        help="what the candidate's view says of an item failed by hidden "
+                             "tests alone: rules (default: the labels of the prompt's rules "
+                             "they check, never a test's name, input or message) or none")
     args = parser.parse_args(argv)
     from graders import batch
 
@@ -72,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
                                       hidden_visibility=args.hidden_visibility,
                                       rubric=args.rubric,
                                       require_isolation=args.require_isolation,
-                                      profile=args.profile)
+                                      profile=args.profile,
+                                      hidden_detail=args.hidden_detail)
         except batch.BatchError as exc:
             print(f"grade: {exc}", file=sys.stderr)
             return 2
@@ -86,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     except (catalog.CatalogError, GradeError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
+    grade.hidden_detail = args.hidden_detail
     print(table(grade))
     if args.out:
         write_reports(grade, args.out, args.hidden_visibility)

@@ -8,7 +8,7 @@ import select
 import time
 from typing import Any
 
-from graders.grade.model import TestResult
+from graders.grade.model import MESSAGE_CHARS, TestResult
 
 
 class Channel:
@@ -112,9 +112,13 @@ class Channel:
             return
         ids: set[str] = set()
         for t in tests:
+            rules = t.get("rules", []) if isinstance(t, dict) else None
             if not (isinstance(t, dict) and isinstance(t.get("nodeid"), str)
                     and isinstance(t.get("rubric"), str)
-                    and t.get("visibility") in ("public", "hidden")) or t["nodeid"] in ids:
+                    and t.get("visibility") in ("public", "hidden")
+                    and isinstance(rules, list) and len(rules) <= 50
+                    and all(isinstance(r, str) and len(r) <= 200 for r in rules)) \
+                    or t["nodeid"] in ids:
                 self._reject("a malformed collection")
                 return
             if self.known is not None and (t["nodeid"] not in self.known
@@ -134,6 +138,7 @@ class Channel:
             self._reject(f"a result for {nodeid} with no matching start")
         elif e.get("outcome") not in ("passed", "failed", "skipped") or \
                 not isinstance(e.get("message"), str) or \
+                not isinstance(e.get("note", ""), str) or \
                 not isinstance(e.get("duration"), (int, float)):
             self._reject(f"a malformed result for {nodeid}")
         else:
@@ -154,5 +159,6 @@ class Channel:
         assert self.by_id is not None
         res = self.by_id[e["nodeid"]]
         res.outcome, res.message = e["outcome"], e["message"]
+        res.note = e.get("note", "")[:MESSAGE_CHARS]
         res.duration = float(e["duration"])
         self.done.add(res.nodeid)

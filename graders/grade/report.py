@@ -4,12 +4,13 @@ and junit.xml."""
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from graders.grade.model import Grade, ItemResult, MESSAGE_CHARS
+from graders.grade.model import (LOAD_POINTER, MISSING_POINTER, NOT_IMPLEMENTED, Grade, ItemResult, MESSAGE_CHARS)
 
 
 def table(grade: Grade, candidate: bool = False) -> str:
@@ -18,9 +19,11 @@ def table(grade: Grade, candidate: bool = False) -> str:
     kata = grade.kata
     seed = "derandomized" if grade.seed is None else str(grade.seed)
     lines = [f"{kata.title} ({kata.name})",
-             f"implementation: {grade.impl}   hypothesis: {grade.profile}, seed {seed}",
-             "",
-             f"  {'rubric item':<26}{'points':>8}  {'status':<8} {'tests':>7}  first failure"]
+             f"implementation: {grade.impl}   hypothesis: {grade.profile}, seed {seed}"]
+    if grade.load_error:
+        lines += ["", *(f"  {line}" for line in grade.load_error.splitlines())]
+    lines += ["", f"  {'rubric item':<26}{'points':>8}  {'status':<11} {'tests':>7}  "
+              "first failure"]
     for r in grade.items:
         passed = sum(t.outcome == "passed" for t in r.tests)
         first = ""
@@ -28,18 +31,24 @@ def table(grade: Grade, candidate: bool = False) -> str:
             bad = next((t for t in r.tests if t.outcome in ("failed", "not run")
                         and (not candidate or t.visibility != "hidden")), None)
             if bad is None:
-                first = "failed by hidden tests"
+                first = _clip(hidden_failure(r, grade.hidden_detail if candidate else "rules"),
+                              FIRST_COLUMN)
+            elif bad.message in (LOAD_POINTER, MISSING_POINTER):
+                first = "see the message above the table"
             else:
                 msg = " ".join(_headline(bad.message).split())
                 first = _clip(f"{bad.nodeid.split('::')[-1]}: {msg}", FIRST_COLUMN)
         elif r.status in ("skipped", "no tests"):
-            first = _clip(" ".join((_candidate_message(r) if candidate else r.message).split()),
-                          FIRST_COLUMN)
-        lines.append(f"  {r.item.id:<26}{r.score:>4}/{r.item.points:<3}  {r.status.upper():<8} "
+            first = _clip(" ".join(item_note(r, candidate).split()), FIRST_COLUMN)
+        if r.note and r.status not in ("skipped", "no tests"):
+            first = _clip(f"{first}  [{r.note}]" if first else r.note, FIRST_COLUMN)
+        points = f"{r.score:>4}/{r.item.points:<3}" if r.status != "skipped" else \
+            f"{'-':>4}/{r.item.points:<3}"
+        lines.append(f"  {r.item.id:<26}{points}  {status_label(r):<11} "
                      f"{passed:>3}/{len(r.tests):<3}  {first}")
     for item in kata.rubric:
         if item.graded_by == "interviewer":
-            lines.append(f"  {item.id:<26}{'-':>4}/{item.points:<3}  {'--':<8} {'':>7}  "
+            lines.append(f"  {item.id:<26}{'-':>4}/{item.points:<3}  {'--':<11} {'':>7}  "
                          "graded by the interviewer")
     if grade.sandbox is not None:
         s = grade.sandbox
@@ -55,11 +64,16 @@ def table(grade: Grade, candidate: bool = False) -> str:
               + (f", {grade.restarts} test-process restarts" if grade.restarts else "") + ")")
     if grade.public_only:
         lines += ["", f"  public tests only: {grade.score}/{grade.max_score} rubric points pass "
-                  f"them   {counts}",
+                  f"them{_not_counted(grade)}   {counts}",
                   "  NOT A SCORE: the hidden tests that decide a grade are not here "
                   "(a candidate bundle)."]
     else:
-        lines += ["", f"  score: {grade.score}/{grade.max_score}   {counts}"]
+        lines += ["", f"  score: {grade.score}/{grade.max_score}{_not_counted(grade)}   {counts}"]
+    uncounted = [r for r in grade.items if r.status == "skipped"]
+    if uncounted:
+        lines += ["", "  not counted (out of the maximum, not lost):",
+                  *(f"    {r.item.id}: {item_note(r, candidate)[len('not counted: '):]}"
+                    for r in uncounted)]
     details = failure_details(grade, candidate)
     if details:
         lines += ["", "  first failure of each failed item, in full:", *details]
@@ -80,12 +94,17 @@ def failure_details(grade: Grade, candidate: bool = False) -> list[str]:
             continue
         bad = next((t for t in r.tests if t.outcome in ("failed", "not run")
                     and (not candidate or t.visibility != "hidden")), None)
+        if bad is not None and bad.message in (LOAD_POINTER, MISSING_POINTER):
+            continue    # said once, above the table
         lines.append("")
         if bad is None:
-            lines.append(f"  {r.item.id}: failed by hidden tests (their detail is not shown)")
+            lines.append(f"  {r.item.id}: "
+                         + hidden_failure(r, grade.hidden_detail if candidate else "rules"))
             continue
         where = bad.nodeid if not candidate or bad.visibility != "hidden" else ""
         lines.append(f"  {r.item.id}: {where}")
+        if r.note:
+            lines.append(f"    ({r.note})")
         body = _explanation(bad.message).splitlines() or [bad.outcome]
         if len(body) > DETAIL_LINES:
             rest = len(body) - DETAIL_LINES
@@ -134,9 +153,59 @@ def _headline(message: str) -> str:
 
 
 HIDDEN_VISIBILITIES = ("hidden", "after_published")
+HIDDEN_DETAILS = ("rules", "none")
 
 
-def _candidate_message(r: ItemResult) -> str:
+def status_label(r: ItemResult) -> str:
+    """An item's status as the table shows it: a skipped item is not counted, not lost."""
+    return "NOT COUNTED" if r.status == "skipped" else r.status.upper()
+
+
+def item_note(r: ItemResult, candidate: bool = False) -> str:
+    """One line about an item that has no pass or fail of its own to show: why it is not
+    counted (skipped: no data to grade it on this machine, a check this place cannot run),
+    or why no test scores it. Other notes about an item (which fixture graded it, say)
+    belong here too. ``candidate``: a hidden test's skip reason is not shown."""
+    if r.status == "skipped":
+        return f"not counted: {_skip_reason(r, candidate)}"
+    if r.status == "no tests":
+        return r.message
+    return r.note   # what graded it (a hardware item's data), when its tests say
+
+
+def _skip_reason(r: ItemResult, candidate: bool = False) -> str:
+    """Why the item's tests skipped (the first skip's reason; with ``candidate``, a public
+    test's only)."""
+    for t in r.tests:
+        if t.outcome == "skipped" and t.message.strip() and \
+                not (candidate and t.visibility == "hidden"):
+            text = " ".join(t.message.strip().splitlines()[-1].split())
+            return re.sub(r"^Skipped:\s*", "", text) or "its tests skipped here"
+    return "no data or device to grade it on this machine"
+
+
+def _not_counted(grade: Grade) -> str:
+    n = grade.not_counted
+    return (f" ({n} point{'s' if n != 1 else ''} not counted: "
+            f"{', '.join(r.item.id for r in grade.items if r.status == 'skipped')})") if n else ""
+
+
+def hidden_failure(r: ItemResult, detail: str = "rules") -> str:
+    """What a candidate may learn of an item failed by hidden tests: with ``detail``
+    "rules", the labels of the prompt's rules those tests cite (plugin.rules_of), never a
+    test's name, input or message; with "none", only that hidden tests failed."""
+    rules: list[str] = []
+    for t in r.tests:
+        if t.visibility == "hidden" and t.outcome in ("failed", "not run"):
+            rules += [x for x in t.rules if x not in rules]
+    if detail != "rules" or not rules:
+        return "failed by hidden tests (their detail is not shown)"
+    quoted = ", ".join(f"'{x}'" for x in rules)
+    return (f"failed by hidden tests of rule{'s' if len(rules) > 1 else ''} {quoted} "
+            "(see the prompt's Rules)")
+
+
+def _candidate_message(r: ItemResult, hidden_detail: str = "rules") -> str:
     """What a candidate may read about one rubric item: pass or fail, and the failures of
     public tests only. A hidden test's name, path, source or message never appears."""
     public = [t for t in r.tests if t.visibility != "hidden"]
@@ -145,17 +214,22 @@ def _candidate_message(r: ItemResult) -> str:
                         if t.visibility == "hidden")
     if r.status == "passed":
         return f"{len(r.tests)} tests passed"
-    if r.status == "no tests":
-        return r.message
-    if r.status == "skipped":
-        return "skipped: no data to grade it on this machine"
+    if r.status in ("no tests", "skipped"):
+        return item_note(r, candidate=True)
+    pointers = (LOAD_POINTER, MISSING_POINTER)
+    if any(t.message in pointers for t in r.tests) and \
+            all(t.message in pointers for t in r.tests if t.outcome in ("failed", "not run")):
+        return next(t.message for t in r.tests if t.message in pointers)
+    bad = [t for t in r.tests if t.outcome in ("failed", "not run")]
+    if failed and all(t.message.startswith(NOT_IMPLEMENTED) for t in bad):
+        return failed[0].message.strip()   # a stub: one line says it, for every test
     lines = []
     if failed:
         first = failed[0]
         lines.append(f"{len(failed)} of {len(public)} public tests failed; first: {first.nodeid}\n"
                      + first.message[:MESSAGE_CHARS])
     if hidden_failed:
-        lines.append("hidden tests failed (their detail is not shown)")
+        lines.append(hidden_failure(r, hidden_detail))
     return "\n".join(lines)
 
 
@@ -172,21 +246,33 @@ def results_json(grade: Grade, hidden_visibility: str = "hidden") -> dict[str, A
         raise ValueError(f"hidden_visibility must be one of {HIDDEN_VISIBILITIES}")
     tests: list[dict[str, Any]] = []
     for n, r in enumerate(grade.items, 1):
-        tests.append({"name": f"rubric: {r.item.id}", "number": str(n), "score": r.score,
-                      "max_score": r.item.points if r.status != "skipped" else 0,
-                      "status": "passed" if r.status in ("passed", "skipped") else "failed",
-                      "output": f"{r.item.description}\n{_candidate_message(r)}",
-                      "visibility": "visible", "tags": ["rubric", r.item.id]})
+        entry: dict[str, Any] = {
+            "name": f"rubric: {r.item.id}", "number": str(n), "score": r.score,
+            "max_score": r.item.points, "status": "passed" if r.status == "passed" else "failed",
+            "output": f"{r.item.description}\n{_candidate_message(r, grade.hidden_detail)}"
+                      + (f"\n{r.note}" if r.note and r.status != "skipped" else ""),
+            "visibility": "visible", "tags": ["rubric", r.item.id]}
+        if r.status == "skipped":
+            # not counted: neither points nor a status (Gradescope's schema has only
+            # passed and failed); the output says why
+            for key in ("score", "max_score", "status"):
+                del entry[key]
+            entry["tags"].append("not counted")
+        tests.append(entry)
     for t in grade.tests:
         hidden = t.visibility == "hidden"
-        tests.append({"name": t.nodeid, "score": 0, "max_score": 0,
-                      "status": "passed" if t.outcome in ("passed", "skipped") else "failed",
-                      "output": t.message[:MESSAGE_CHARS],
-                      "visibility": hidden_visibility if hidden else "visible",
-                      "tags": [t.rubric, t.visibility, t.outcome]})
+        entry = {"name": t.nodeid, "score": 0, "max_score": 0,
+                 "status": "passed" if t.outcome == "passed" else "failed",
+                 "output": t.message[:MESSAGE_CHARS],
+                 "visibility": hidden_visibility if hidden else "visible",
+                 "tags": [t.rubric, t.visibility, t.outcome]}
+        if t.outcome == "skipped":
+            for key in ("score", "max_score", "status"):
+                del entry[key]
+            entry["output"] = f"not counted (skipped): {t.message[:MESSAGE_CHARS]}"
+        tests.append(entry)
     return {
         "score": grade.score,
-        "max_score": grade.max_score,
         "execution_time": round(grade.seconds, 2),
         "output": table(grade, candidate=True),
         "visibility": "visible",
@@ -199,11 +285,19 @@ def results_json(grade: Grade, hidden_visibility: str = "hidden") -> dict[str, A
             "seed": grade.seed,
             "restarts": grade.restarts,
             "public_only": grade.public_only,
+            # Gradescope's schema has no top-level maximum: the assignment's points are set
+            # in Gradescope; these are the grade's own
+            "max_score": grade.max_score,
+            "not_counted": grade.not_counted,
+            "load_error": grade.load_error,
+            "hidden_detail": grade.hidden_detail,
             "isolation": grade.sandbox or {"process": False,
                                            "notes": ["in-process: the submission ran inside "
                                                      "the test process (--in-process)"]},
             "rubric": {r.item.id: {"status": r.status, "score": r.score,
-                                   "max_score": r.item.points} for r in grade.items},
+                                   "max_score": r.item.points,
+                                   **({"note": item_note(r, True)} if item_note(r) else {})}
+                       for r in grade.items},
             "interviewer_items": [i.id for i in grade.kata.rubric if i.graded_by == "interviewer"],
         },
     }

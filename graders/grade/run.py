@@ -11,20 +11,23 @@ time bound; what did not run scores nothing.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from graders import catalog, launch, sandbox
 from graders.grade.channel import Channel
-from graders.grade.model import Grade, GradeError, TestResult
+from graders.grade.model import (LOAD_POINTER, MISSING_POINTER, Grade, GradeError,
+                                 TestResult)
 from graders.grade.scoring import score
-from graders.impl import SubmissionError, resolve_submission
+from graders.impl import SubmissionError, resolve_submission, submission_file
 
 if TYPE_CHECKING:   # imported when first used: python -m graders.grade.warm must not find
     from graders.grade import warm   # itself imported by its package already
@@ -78,7 +81,9 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
                 raise GradeError(str(exc.args[0])) from None
     sandbox_env = isolation_env(isolate, require_isolation)
     refused: str | None = None
+    unloadable: str | None = None     # the submission cannot be found or copied
     shown = impl_spec
+    uploaded = ""                     # the submission's file as the candidate named it
     if impl_spec.startswith("mutant:"):
         try:   # a known-wrong solution of ours: it must build, or the grade cannot run
             impl_spec = shown = str(resolve_submission(kata_name, impl_spec))
@@ -88,13 +93,16 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
         given = Path(impl_spec).expanduser()
         given = given if given.is_absolute() else Path.cwd() / given
         try:
-            sandbox.copy_submission(resolve_submission(kata_name, impl_spec), None, given)
+            loaded = resolve_submission(kata_name, impl_spec)
+            uploaded = loaded.name if given.is_file() else str(loaded.relative_to(given))
+            sandbox.copy_submission(loaded, None, given)
             impl_spec = shown = str(given)
-        except SubmissionError:
-            impl_spec = shown = str(Path(impl_spec).resolve())  # every test reports the problem
         except sandbox.UnsafeSubmission as exc:
             refused, impl_spec = str(exc), str(given)
             shown = impl_spec
+        except SubmissionError as exc:
+            unloadable = refused = str(exc)
+            impl_spec = shown = str(Path(impl_spec).resolve())
     if profile is None:
         profile = "grade" if seed is None else "grade_seeded"
     folders = ([kata.public_tests] if include_public else []) + (
@@ -152,7 +160,8 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
                     raise GradeError(f"the tests of {kata_name!r} could not be collected "
                                      f"({why}):\n{tail}")
                 for t in channel.collected:
-                    res = TestResult(t["nodeid"], t["rubric"], t["visibility"])
+                    res = TestResult(t["nodeid"], t["rubric"], t["visibility"],
+                                     rules=tuple(t.get("rules", ())))
                     by_id[res.nodeid] = res
                     grade.tests.append(res)
                 channel.apply(by_id)
@@ -164,6 +173,10 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
             if refused:
                 for res in grade.tests:
                     res.outcome, res.message = "failed", refused
+                if unloadable:
+                    grade.load_error = unloadable
+                    for res in grade.tests:
+                        res.message = LOAD_POINTER
                 break
             finished = child.returncode in (0, 1, 5) and killed_why is None and (
                 exitfirst or all(r.outcome != "not run" for r in grade.tests))
@@ -198,8 +211,90 @@ def run(kata_name: str, impl_spec: str = "katas", *, seed: int | None = None,
             if all(r.outcome != "not run" for r in grade.tests):
                 break
     grade.seconds = time.monotonic() - start
+    if grade.load_error is None:
+        _find_load_error(grade, uploaded or _spec_file(kata_name, impl_spec))
     score(grade)
     return grade
+
+
+_IMPORT_FAILED = re.compile(r"the submission (?:for '[^']*' \(.*?\) )?failed to import: ")
+_EXITED = re.compile(r"the submission (?:for '[^']*' )?called exit\((.*?)\) while being "
+                     r"imported(?:: (File \"[^\n]*))?")
+_MISSING = re.compile(r"the implementation of '[^']*' (?:\(.*?\) )?defines no '([^']+)'")
+_SCRATCH = re.compile(r'"[^"\n]*?/kata-worker-[^/"\n]+/(?:submission\.py|submission/([^"\n]*))"')
+
+
+def _spec_file(kata_name: str, spec: str) -> str:
+    """How a grade names the file of katas/solutions/mutant implementations."""
+    try:
+        path = submission_file(kata_name, spec)
+    except SubmissionError:
+        return spec
+    try:
+        return str(path.relative_to(catalog.ROOT))
+    except ValueError:
+        return path.name
+
+
+def _error_lines(message: str) -> str:
+    """A pytest failure's 'E' lines (the exception and its text), dedented."""
+    picked = [line[2:] for line in message.splitlines() if line.startswith("E ") or line == "E"]
+    return textwrap.dedent("\n".join(picked)).strip() if picked else message.strip()
+
+
+def _find_load_error(grade: Grade, uploaded: str) -> None:
+    """A submission that failed to import, or lacks a name its stub declares, fails its
+    tests with one message: say it once (``grade.load_error``, naming the file as
+    uploaded, with the line), and let each test it failed point to it."""
+    import_error: str | None = None
+    missing: list[str] = []
+    # public tests first: their text is the candidate's to read
+    for res in sorted(grade.tests, key=lambda t: t.visibility == "hidden"):
+        if res.outcome not in ("failed", "not run"):
+            continue
+        text = _error_lines(res.message)
+        hit = _IMPORT_FAILED.search(text)
+        exited = _EXITED.search(text)
+        absent = _MISSING.search(text)
+        if hit or exited:
+            if import_error is None:
+                if hit:
+                    body = text[hit.end():]
+                    body = body.split("\n\n")[0]
+                else:
+                    assert exited is not None
+                    body = f"it called exit({exited.group(1)}) while being imported" + (
+                        f"\n{exited.group(2)}" if exited.group(2) else "")
+                import_error = body
+            res.message = LOAD_POINTER
+        elif absent:
+            if absent.group(1) not in missing:
+                missing.append(absent.group(1))
+            res.message = MISSING_POINTER
+
+    def as_uploaded(m: re.Match[str]) -> str:
+        if m.group(1) is None:            # the worker's copy of a one-file submission
+            return f'"{uploaded}"'
+        folder = uploaded.rsplit("/", 1)[0] + "/" if "/" in uploaded else ""
+        return f'"{folder}{m.group(1)}"'  # a file of a package submission
+
+    def named(text: str) -> str:   # no path of the grader's or the sandbox's, only the upload's
+        text = _SCRATCH.sub(as_uploaded, text)
+        if not Path(grade.impl).is_absolute():    # katas, solutions: the project's own
+            return text.replace(str(catalog.ROOT) + "/", "")
+        if Path(grade.impl).is_file():
+            return text.replace(f'"{grade.impl}"', f'"{uploaded}"')
+        return text.replace(grade.impl.rstrip("/") + "/", "")
+
+    if import_error is not None:
+        lines = named(import_error).strip().splitlines()
+        grade.load_error = (f"{uploaded} could not be loaded, so no test could use it:\n"
+                            + "\n".join(f"  {line}" for line in lines))
+    elif missing:
+        names = ", ".join(repr(n) for n in missing)
+        grade.load_error = (f"{uploaded} defines no {names}, which the stub "
+                            f"(katas/{grade.kata.name}/__init__.py) declares: every test "
+                            "that uses it failed")
 
 
 def _start(cmd: list[str], env: dict[str, str], out: IO[bytes],

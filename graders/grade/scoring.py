@@ -27,4 +27,7 @@ def score(grade: Grade) -> None:
         else:
             status, message = "passed", f"{len(tests)} tests passed"
         points = item.points if status == "passed" else 0
-        grade.items.append(ItemResult(item, status, points, tests, message))
+        note = "; ".join(dict.fromkeys(t.note for t in tests if t.note and t.outcome != "skipped"))
+        if item.hardware and status == "skipped":
+            note = "not counted (no data)"
+        grade.items.append(ItemResult(item, status, points, tests, message, note))

@@ -1,6 +1,6 @@
 """A warm start for the grade's test process: a fork server of trusted pytest processes.
 
-A grade starts one test process (``python -m pytest ...``, graders/grade.py); half a second
+A grade starts one test process (``python -m pytest ...``, graders/grade/run.py); half a second
 of it is importing pytest, Hypothesis and numpy, the same every time. A grading process that
 runs many grades (a batch, the project's suite) starts one server here instead: it imports
 those once and, for each grade, forks a child that sets up the environment, folder and

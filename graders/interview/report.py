@@ -47,13 +47,15 @@ def isolation_text(sandbox: dict[str, Any] | None) -> str:
 def grade_summary(result: Any) -> dict[str, Any]:
     """What the reports keep of a grade (graders.grade.Grade): the score, the settings,
     and per item its test counts and first failures, public and hidden apart."""
+    from graders import grade
+
     items = []
     for r in result.items:
         public = [t for t in r.tests if t.visibility != "hidden"]
         hidden = [t for t in r.tests if t.visibility == "hidden"]
         items.append({
             "id": r.item.id, "points": r.item.points, "score": r.score, "status": r.status,
-            "tests": len(r.tests), "passed": sum(t.outcome == "passed" for t in r.tests),
+            "note": grade.item_note(r), "tests": len(r.tests), "passed": sum(t.outcome == "passed" for t in r.tests),
             "public": {"tests": len(public),
                        "passed": sum(t.outcome == "passed" for t in public),
                        "first_failure": _first_failure(public)},
@@ -61,6 +63,7 @@ def grade_summary(result: Any) -> dict[str, Any]:
                        "passed": sum(t.outcome == "passed" for t in hidden),
                        "first_failure": _first_failure(hidden)}})
     return {"score": result.score, "max_score": result.max_score,
+            "not_counted": int(getattr(result, "not_counted", 0)),
             "public_only": bool(getattr(result, "public_only", False)),
             "seconds": round(float(getattr(result, "seconds", 0.0)), 2),
             "settings": {"profile": result.profile,
@@ -187,6 +190,9 @@ def render_markdown(data: dict[str, Any], candidate: bool = False) -> str:
                       else ""))
     if tot["tests_graded"]:
         tests = f"tests {tot['tests_score']}/{tot['tests_max']}"
+        uncounted = graded.get("not_counted", 0) if graded else 0
+        if uncounted:
+            tests += f", {uncounted} points not counted"
         if tot["interviewer_max"]:
             md.append(f"## Score: {points_text(tot['score'])}/{tot['max_score']} "
                       f"({tests} + {interviewer})")
@@ -208,10 +214,14 @@ def render_markdown(data: dict[str, Any], candidate: bool = False) -> str:
             r = items.get(item["id"])
             first = data["first_pass"].get(item["id"])
             score = f"{r['score']}/{item['points']}" if r else f"-/{item['points']}"
+            if r and r["status"] == "skipped":   # not counted is not zero
+                score = f"-/{item['points']}"
             counts = (f"{r['passed']}/{r['tests']} (public {r['public']['passed']}/"
                       f"{r['public']['tests']}, hidden {r['hidden']['passed']}/"
                       f"{r['hidden']['tests']})") if r else "-"
-            md.append(f"| {item['id']} | tests | {score} | {r['status'] if r else NOT_GRADED}"
+            status = (r["status"] + (f" ({r['note']})" if r.get("note") else "")).replace(
+                "|", "/") if r else NOT_GRADED
+            md.append(f"| {item['id']} | tests | {score} | {status}"
                       f" | {counts} | {clock(first) if first is not None else '-'} | |")
         else:
             m = marks.get(item["id"])

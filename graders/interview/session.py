@@ -42,8 +42,10 @@ def run_public(s: Session, why: str) -> dict[str, str]:
     return status
 
 
-IMPORT_FAILURE = re.compile(r"failed to import: ([^\n]*)|(called exit\(.*?\) while being "
-                            r"imported)")
+# graders.impl's words for a submission that does not load (a "File ..., line N" line may
+# stand before the exception's own)
+IMPORT_FAILURE = re.compile(r"failed to import: (?:File \"[^\"\n]*\", line \d+\n)?([^\n]*)"
+                            r"|(called exit\(.*?\) while being imported)")
 
 
 def _public_results(s: Session) -> tuple[dict[str, str], dict[str, str], str | None]:

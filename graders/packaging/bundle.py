@@ -211,7 +211,7 @@ def bundle_noxfile(source: str) -> str:
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
     drop: set[int] = set()          # 0-based line numbers
-    default_set = False
+    default_set = base_set = False
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.decorator_list:
             name = _session_name(node)
@@ -232,8 +232,15 @@ def bundle_noxfile(source: str) -> str:
         if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "nox.options.sessions":
             lines[node.lineno - 1] = 'nox.options.sessions = ["kata"]\n'
             default_set = True
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "BASE":
+            # the environment holds what a candidate needs (pyproject's "candidate" extra),
+            # none of the maintainers' tools
+            lines[node.lineno - 1] = 'BASE = "candidate"\n'
+            base_set = True
     if not default_set:
         raise BundleError("noxfile.py: no 'nox.options.sessions = [...]' line to set to kata")
+    if not base_set:
+        raise BundleError("noxfile.py: no 'BASE = ...' line to set to the candidate extra")
     doc = tree.body[0] if tree.body and isinstance(tree.body[0], ast.Expr) else None
     if doc is not None:
         for n in range(doc.lineno - 1, doc.end_lineno or doc.lineno):

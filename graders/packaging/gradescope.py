@@ -1,6 +1,8 @@
 """A Gradescope autograder for one kata.
 
     nox -s gradescope -- KATA OUT.zip [--include-reference] [--allow-limits-only]
+                                      [--hidden-detail rules|none]
+    nox -s gradescope -- needs-reference  the katas whose build needs --include-reference
     python -m graders.packaging.gradescope check    setup.sh runs it once the image is built
     python -m graders.packaging.gradescope run      run_autograder runs it for each submission
 
@@ -8,16 +10,16 @@ The zip follows Gradescope's autograder layout: ``setup.sh`` and ``run_autograde
 top, unpacked to ``/autograder/source``. Gradescope builds an image from it once (setup.sh,
 as root, on its Ubuntu 22.04 base image), then for each submission puts the uploaded files
 in ``/autograder/submission``, runs ``run_autograder`` and reads
-``/autograder/results/results.json``. The results are the project's own (graders/grade.py,
+``/autograder/results/results.json``. The results are the project's own (graders/grade/,
 Gradescope's schema): one entry per rubric item with its points, then one per test, the
 hidden tests' entries with visibility ``hidden``.
 
 What the zip holds, all from the last commit (graders/packaging/bundle.py reads it): the grading
 harness, the kata's public and hidden tests, its stub and public kata.toml, the data its
 tests name, ``pyproject.toml`` and ``requirements.txt`` (the runtime requirements). No reference solution, mutant,
-alternative, hostile submission or interviewer note. Four katas measure a submission
-against the reference (top_p, stream_detok and backpressure compare CPU time with it;
-token_bucket runs the candidate's own test against it and against bound-breaking mutants):
+alternative, hostile submission or interviewer note. Katas whose tests measure a submission
+against the reference (CPU time, work counts, the candidate's own test run against it and
+against bound-breaking mutants; ``needs-reference`` lists them, by ``NEEDS_REFERENCE``):
 for those the build refuses unless ``--include-reference`` puts the reference (and the
 mutants their tests name) in the zip, where the sandbox keeps them out of the submission's
 reach.
@@ -110,6 +112,19 @@ def reference_reasons(kata: str, files: dict[str, tuple[bool, bytes]]) -> list[s
                   and NEEDS_REFERENCE.search(data.decode("utf-8", "replace")))
 
 
+def needs_reference(root: Path | None = None) -> dict[str, list[str]]:
+    """Every kata whose autograder needs ``--include-reference``, with the test files that
+    reach for the reference (the same rule ``build`` applies, on the last commit)."""
+    root = root or catalog.ROOT
+    out: dict[str, list[str]] = {}
+    for kata in catalog.kata_names():
+        files = bundle.committed([f"tests/{kata}", f"graders/hidden/{kata}"], root)
+        reasons = reference_reasons(kata, files)
+        if reasons:
+            out[kata] = reasons
+    return out
+
+
 def _requirements(kata: catalog.Kata, pyproject: bytes) -> str:
     """pyproject's runtime requirements (and torch for a kata that needs it). Not pinned to
     this machine's versions, which may not exist for the image's Python: pip picks once,
@@ -130,7 +145,8 @@ def _requirements(kata: catalog.Kata, pyproject: bytes) -> str:
 
 
 def build(kata_name: str, out: Path, include_reference: bool = False,
-          allow_limits_only: bool = False, root: Path | None = None) -> list[str]:
+          allow_limits_only: bool = False, root: Path | None = None,
+          hidden_detail: str = "rules") -> list[str]:
     """Write the autograder zip for ``kata_name`` to ``out``; return the names it holds."""
     root = root or catalog.ROOT
     kata = catalog.load(kata_name)
@@ -202,7 +218,8 @@ def build(kata_name: str, out: Path, include_reference: bool = False,
             if any(k in blob for k in keys):
                 ship[p] = e
     config = {"kata": kata_name, "allow_limits_only": allow_limits_only,
-              "hidden_visibility": "hidden", "profile": "grade",
+              "hidden_visibility": "hidden", "hidden_detail": hidden_detail,
+              "profile": "grade",
               "reference_included": bool(needs)}
     ship[CONFIG] = (False, (json.dumps(config, indent=2) + "\n").encode())
     ship["requirements.txt"] = (False, _requirements(kata, files["pyproject.toml"][1])
@@ -260,10 +277,10 @@ def _refusal(kata: catalog.Kata, why: str) -> dict[str, Any]:
               "status": "failed", "output": f"{i.description}\nnot graded: {why}",
               "visibility": "visible", "tags": ["rubric", i.id]}
              for n, i in enumerate(kata.tested_items, 1)]
-    return {"score": 0, "max_score": kata.max_score, "output": f"The autograder could not "
+    return {"score": 0, "output": f"The autograder could not "
             f"grade this submission: {why}", "visibility": "visible",
             "stdout_visibility": "hidden", "tests": tests,
-            "extra_data": {"kata": kata.name, "error": why}}
+            "extra_data": {"kata": kata.name, "error": why, "max_score": kata.max_score}}
 
 
 def run() -> int:
@@ -286,6 +303,7 @@ def run() -> int:
         data = _refusal(kata, why)
         print(why, file=sys.stderr)
     else:
+        g.hidden_detail = config.get("hidden_detail", "rules")
         with tempfile.TemporaryDirectory() as tmp:
             grade.write_reports(g, Path(tmp), config.get("hidden_visibility", "hidden"))
             data = json.loads((Path(tmp) / "results.json").read_text(encoding="utf-8"))
@@ -302,6 +320,10 @@ def main(argv: list[str] | None = None) -> int:
         return check()
     if argv[:1] == ["run"]:
         return run()
+    if argv[:1] == ["needs-reference"]:
+        for kata, files in needs_reference().items():
+            print(f"{kata}: {', '.join(files)}")
+        return 0
     parser = argparse.ArgumentParser(prog="nox -s gradescope --",
                                      description="Build a Gradescope autograder zip for a kata.")
     parser.add_argument("kata")
@@ -312,9 +334,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allow-limits-only", action="store_true",
                         help="grade even where the container allows no sandbox beyond "
                              "resource limits (the submission could then read the tests)")
+    parser.add_argument("--hidden-detail", default="rules", choices=("rules", "none"),
+                        help="what a candidate learns of an item failed by hidden tests "
+                             "alone: rules (default: the prompt's rule labels they check) "
+                             "or none")
     args = parser.parse_args(argv)
     try:
-        names = build(args.kata, args.out, args.include_reference, args.allow_limits_only)
+        names = build(args.kata, args.out, args.include_reference, args.allow_limits_only,
+                      hidden_detail=args.hidden_detail)
     except (BuildError, bundle.BundleError, catalog.CatalogError) as exc:
         print(f"gradescope: {exc}", file=sys.stderr)
         return 2

@@ -376,6 +376,8 @@ def play_scenario(engine: FakeEngine, port: int, sockets: Sequence[socket.socket
       them or ``seconds`` pass (``stop_after``: {name: bytes} to stop reading a client
       early, or None); reports ``got`` (name: bytes), ``closed`` (names) and ``seconds``;
     - ``["close", name]``: the client closes its connection;
+    - ``["half_close", name]``: the client shuts down its sending side only (the server
+      reads EOF; the client could still read);
     - ``["await_cancel", name, timeout]`` / ``["await_finished", name, timeout]``: wait
       until the engine recorded a cancel of / the last token of the client's stream;
       reports ``held`` and ``seconds``;
@@ -430,6 +432,9 @@ def play_scenario(engine: FakeEngine, port: int, sockets: Sequence[socket.socket
                                 "seconds": time.monotonic() - t0})
             elif op == "close":
                 socks[step[1]].close()
+                reports.append({})
+            elif op == "half_close":
+                socks[step[1]].shutdown(socket.SHUT_WR)
                 reports.append({})
             elif op in ("await_cancel", "await_finished"):
                 _, name, timeout = step

@@ -126,7 +126,10 @@ class StreamServer:
     a client: writing goes through the buffers and the transports' flow control. The
     pending write is what a connection's transport holds in its write buffer (not what the
     kernel's socket buffer holds). Overflow and disconnects cancel the generation through
-    ``engine.cancel``; late output from the engine is accepted and dropped.
+    ``engine.cancel``; late output from the engine is accepted and dropped. A client that
+    closes its connection, or only shuts down its sending side (a half-close: the server
+    reads EOF), has disconnected. The engine's calls are synchronous (no ``await``); in
+    isolated grading each one blocks for a loopback round trip.
     """
 
     def __init__(self, engine: FakeEngine, budget_bytes: int) -> None:

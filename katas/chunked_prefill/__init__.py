@@ -20,7 +20,8 @@ def plan_step(config: dict[str, Any], now: float, waiting: list[dict[str, Any]],
     """Decide one engine step: ``(chunks, decodes)``.
 
     ``config``: ``{"policy": "fcfs" | "spf", "budget": int >= 1, "chunked": bool,
-    "starvation_s": float >= 0 or None}`` (other keys are ignored). ``now``: the step's
+    "starvation_s": float >= 0 or None}`` (other keys are ignored; a missing key is a bad
+    value, except ``starvation_s``, whose absence means None). ``now``: the step's
     start time. ``waiting``: the arrived requests whose prefill is not complete, each
     ``{"id", "arrival", "prompt", "prefilled"}``; ``decoding``: the arrived requests whose
     prefill is complete and output is not, each ``{"id", "arrival", "generated"}``. Both

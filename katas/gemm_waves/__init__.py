@@ -104,12 +104,14 @@ def compare_fixes(m: int, n: int, k: int, num_sms: int, tile: tuple[int, int, in
     raise NotImplementedError(f"compare_fixes ({_PROMPT})")
 
 
-def plan_chunk(budget: int, n: int, k: int, num_sms: int) -> int:
-    """Your prefill chunk for a real GPU: the token count M for a bf16 ``[M, K] @ [K, N]``.
+def plan_chunk(budget: int, n: int, k: int, num_sms: int,
+               measured: dict[int, float] | None = None) -> int:
+    """Your prefill chunk for a real GPU: the token count M for a ``[M, K] @ [K, N]`` GEMM.
 
     A multiple of 16 with ``16 <= M <= budget`` (``budget >= 16``), chosen so that the
-    GEMM through cuBLAS (torch.matmul) on a GPU with ``num_sms`` SMs spends the least time
-    per token. Decide how (README, "On hardware"); its choice is graded only by
-    timing, on a GPU; its input checks are graded like every other function's.
+    GEMM through cuBLAS on a GPU with ``num_sms`` SMs spends the least time per token.
+    ``measured``, when given, maps token counts to this GEMM's measured time in µs on that
+    GPU (README, "Your call on hardware": what to return then, and what is bad input).
+    Without it, decide how yourself.
     """
     raise NotImplementedError(f"plan_chunk ({_PROMPT})")

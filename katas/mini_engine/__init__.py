@@ -54,7 +54,8 @@ class Engine:
 
         Raises ValueError, and changes nothing, when: ``request_id`` is not a str or names a
         live request (waiting or running; the id of a finished or aborted request may be used
-        again); ``prompt`` is not a non-empty list of ints in ``[0, VOCAB)``;
+        again); ``prompt`` is not a non-empty ``list`` of ints in ``[0, VOCAB)`` (a tuple or a
+        numpy array is not a list; a bool or a numpy integer is not an int);
         ``max_tokens`` is not a positive int; ``check_sampling(sampling)`` raises; or the
         request could not fit in the whole pool alone:
         ``ceil((len(prompt) + max_tokens) / block_size) > num_blocks``.

@@ -72,7 +72,7 @@ def fused_bytes_saved(config: dict[str, Any], dtype_bytes: int) -> int:
 
     An unfused RoPE kernel reads Q and K and writes them back rotated; a fused one does not:
     ``2 * (num_attention_heads + num_key_value_heads) * head_dim * dtype_bytes *
-    num_hidden_layers``. ``num_key_value_heads`` absent: equal to the query heads.
+    num_hidden_layers``. ``num_key_value_heads`` absent or None: equal to the query heads.
     """
     raise NotImplementedError(f"fused_bytes_saved ({_PROMPT})")
 

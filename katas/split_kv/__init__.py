@@ -36,7 +36,8 @@ def attend_partial(q: NDArray[np.floating], k: NDArray[np.floating], v: NDArray[
     Returns ``out`` of shape ``(q_heads, dv)`` and ``lse`` of shape ``(q_heads,)``, float64,
     finite except for ``-inf`` in ``lse``, for any finite inputs (scores up to about 1e5).
     Raises ValueError for shapes that do not fit or a scale that is not finite and > 0,
-    TypeError for a bool scale or a ``valid`` that is not a bool array.
+    TypeError for a scale that is not a real number (a bool, a str, None; an int such as 2
+    is a valid scale) or a ``valid`` that is not a bool array.
     """
     raise NotImplementedError(f"attend_partial ({_PROMPT})")
 
@@ -119,7 +120,8 @@ def choose_num_splits(batch: int, q_heads: int, num_kv_blocks: int, num_sms: int
     ``wave_efficiency`` is ``>= efficiency_fraction * best``, best being the largest
     efficiency among them.
 
-    The counts are positive ints (TypeError for a non-int or bool, ValueError for < 1).
+    The counts are positive ints (TypeError for a non-int or bool, ValueError for < 1); a
+    numpy integer is a count of its value.
     A fraction is a tuple ``(numerator, denominator)`` of two ints, ``denominator >= 1``,
     whose value lies in ``(0, 1]``: TypeError for anything else (a float, a bool, a list),
     ValueError for a zero or negative denominator or a value outside ``(0, 1]``.

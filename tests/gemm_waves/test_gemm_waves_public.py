@@ -104,6 +104,25 @@ def test_trimmed_chunk_example():
               "100 tokens make 28 tiles, less than a wave: nothing to trim")
 
 
+@pytest.mark.rubric("scheduler")
+def test_plan_chunk_reads_a_measured_sweep():
+    """The prompt's kernel-switch sweep (vidur, H100, Llama-2-70B TP2 down projection): the
+    answer is a measured multiple of 16 within the budget, within 15% of the best per token.
+
+    Rules: Chunk contract; Measured sweep"""
+    sweep = {16: 82.0, 24: 84.0, 504: 140.0, 512: 140.0, 520: 375.0, 528: 372.0, 576: 256.5,
+             640: 404.0, 648: 248.0, 656: 250.0}
+    for budget in (600, 700):
+        got = gw.plan_chunk(budget, 8192, 14336, 132, sweep)
+        chunks = {m: t / m for m, t in sweep.items() if m % 16 == 0 and m <= budget}
+        assert type(got) is int and got in chunks, (
+            f"plan_chunk({budget}, ..., sweep) must return one of the measured multiples of 16 "
+            f"within the budget, {sorted(chunks)}; got {got!r}")
+        assert chunks[got] <= 1.15 * min(chunks.values()) * (1 + 1e-9), (
+            f"budget {budget}: chunk {got} costs {chunks[got]:.3f} us per token, more than 15% "
+            f"above the best measured chunk ({min(chunks.values()):.3f})")
+
+
 @pytest.mark.rubric("compare")
 def test_compare_example():
     """Rule: Comparison"""

@@ -176,11 +176,23 @@ def compare_fixes(m: int, n: int, k: int, num_sms: int, tile: tuple[int, int, in
     result["scheduler"] = (c, gemm_time_us(c, n, tm, tn, num_sms, wave, ctas_per_sm))
     return result
 
-def plan_chunk(budget: int, n: int, k: int, num_sms: int) -> int:
-    """Scan multiples of 16 for the least waves per token (256 x 128 tiles), larger on ties."""
+def plan_chunk(budget: int, n: int, k: int, num_sms: int,
+               measured: dict[int, float] | None = None) -> int:
+    """Scan multiples of 16 for the least waves per token (256 x 128 tiles), larger on ties;
+    with a sweep, the measured chunk of least time per token, compared exactly (Fraction)."""
     _check(budget=budget, n=n, k=k, num_sms=num_sms)
     if budget < 16:
         raise ValueError(f"budget: must be at least 16, got {budget!r}")
+    if measured is not None:
+        if type(measured) is not dict:
+            raise TypeError(f"measured: expected a dict of token count -> us, got {measured!r}")
+        sweep: dict[int, float] = {}
+        for m, t in measured.items():
+            _check(measured=m)
+            sweep[m] = _check_time(f"measured[{m}]", t)
+        timed = [m for m in range(budget - budget % 16, 15, -16) if m in sweep]
+        if timed:
+            return min(timed, key=lambda m: Fraction(sweep[m]) / m)
     def cost(m: int) -> Fraction:
         return Fraction(wave_count(output_tiles(m, n, 256, 128), num_sms), m)
     return min(range(16, budget + 1, 16), key=lambda m: (cost(m), -m))

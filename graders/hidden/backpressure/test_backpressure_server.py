@@ -132,6 +132,37 @@ def test_disconnect_in_the_middle_cancels_once():
 
 
 @pytest.mark.rubric("slow_client_isolation")
+def test_half_close_is_a_disconnect():
+    """Rule: Disconnects and closes"""
+    # The prompt: a client that shuts down only its sending side (EOF on the server's read
+    # side) has disconnected, like one that closes.
+    big_budget = 256 << 20   # overflow cannot be what cancels it
+    plan = Plan()
+    plan.add("connect", "half", b"half 200000 64", None)   # 12.8 MB if nobody cancels it
+    started = plan.add("await_stream", "half", 3.0)
+    first = plan.add("read", ["half"], 3.0, {"half": 4096})
+    plan.add("half_close", "half")
+    cancel = plan.add("await_cancel", "half", CANCEL_DEADLINE)
+    plan.add("close", "half")
+    plan.add("sleep", 0.05)
+    final = plan.add("records")
+    obs = serve(bp, big_budget, plan.steps)
+    steps = obs["steps"]
+
+    sid = _stream_started(steps[started], "half")
+    assert len(steps[first]["got"]["half"]) >= 4096, "the stream should have started"
+    assert steps[cancel]["held"], (
+        "a client that shuts down its sending side (a half-close: the server reads EOF) "
+        "has disconnected and its generation must be cancelled; "
+        f"{steps[cancel]['seconds']:.1f} s later it was not")
+    records = steps[final]
+    assert sid not in records["finished"], "the half-closed client's generation ran to the end"
+    assert cancels_of(records, "half") == 1, (
+        f"the half-close must cancel exactly once, got {cancels_of(records, 'half')}")
+    _stopped(obs)
+
+
+@pytest.mark.rubric("slow_client_isolation")
 def test_disconnect_after_the_generation_finished_does_not_cancel():
     """Rule: Disconnects and closes"""
     total = 2 * kernel_buffer_bound()

@@ -167,6 +167,23 @@ def test_good_config_accepted(good):
     assert chunks and not decodes
 
 
+@pytest.mark.rubric("budget_fill")
+@pytest.mark.parametrize("key", ["policy", "budget", "chunked", "starvation_s"])
+def test_a_missing_config_key(key):
+    """Rule: Bad config"""
+    # The prompt: a missing policy, budget or chunked is a bad value (ValueError); a missing
+    # starvation_s means None.
+    cfg = config("spf")
+    del cfg[key]
+    waiting = [{"id": "a", "arrival": 0.0, "prompt": 3, "prefilled": 0}]
+    if key != "starvation_s":
+        with pytest.raises(ValueError):
+            cp.plan_step(cfg, 1.0, waiting, [])
+        return
+    chunks, decodes = decision(cp.plan_step(cfg, 1.0, waiting, []))
+    assert chunks == {"a": 3} and not decodes, f"without starvation_s: {chunks!r} {decodes!r}"
+
+
 # ------------------------------------------------------------------ head_of_line
 def chunks_match_the_model_every_step(work, label):
     """Run the workload through the trusted simulator; every step's chunks must be the

@@ -29,6 +29,11 @@ MIN_POINTS = 8
 CHUNK_STEP = 16
 MAX_CHUNK_REGRET = 0.15
 BUDGETS = (512, 1000, 1500, 2100, 3000, 4096)
+# The published fixture (microsoft/vidur's H100 profiles): the prompt's rule, which depends on
+# no solution (issue 30's rule as written). Every series whose N is a Llama-3.1-8B projection width, at every
+# budget up to 2048 in BUDGETS plus 2048 (vidur timed every multiple of 16 up to 2048 only).
+LLAMA_31_8B_WIDTHS = (4096, 6144, 14336, 28672)
+PUBLISHED_BUDGETS = (512, 1000, 1500, 2048)
 # The live sweep: Llama-3.1-8B MLP up-projection (N = intermediate, K = hidden), every
 # multiple of 16 tokens up to the largest budget (the recorder's grid).
 LIVE_N, LIVE_K = 14336, 4096
@@ -101,6 +106,39 @@ def synthetic_sweep(n: int, slots: int, tile: tuple[int, int], t_wave_us: float,
         waves = -(-((-(-m // tm)) * (-(-n // tn))) // slots)
         f = noise[i % len(noise)] if noise else 1.0
         out.append((m, waves * t_wave_us * f))
+    return out
+
+
+def published_series(doc: dict[str, Any]) -> dict[str, tuple[int, int, Series]]:
+    """The graded series of a published ``gemm_m_sweep`` fixture: name -> (n, k, series).
+
+    A series is graded when its N is a Llama-3.1-8B width. Where the source timed one M
+    twice, the first of its rows in the source CSV counts (rows carry ``csv_line``).
+    """
+    out: dict[str, tuple[int, int, Series]] = {}
+    for name, rows in doc.get("tables", {}).items():
+        first: dict[int, tuple[int, float]] = {}
+        for r in rows:
+            m, line = int(r["m"]), int(r.get("csv_line", 0))
+            if m not in first or line < first[m][0]:
+                first[m] = (line, float(r["median_us"]))
+        n, k = int(rows[0]["n"]), int(rows[0]["k"])
+        if n in LLAMA_31_8B_WIDTHS:
+            out[name] = (n, k, sorted((m, t) for m, (_, t) in first.items()))
+    return out
+
+
+def duplicate_spread(doc: dict[str, Any]) -> list[tuple[str, int, float]]:
+    """(series, m, relative spread) for every M timed twice in a graded series:
+    ``max / min - 1`` of its medians (the noise that sets MAX_CHUNK_REGRET)."""
+    out = []
+    for name, rows in doc.get("tables", {}).items():
+        if int(rows[0]["n"]) not in LLAMA_31_8B_WIDTHS:
+            continue
+        by_m: dict[int, list[float]] = {}
+        for r in rows:
+            by_m.setdefault(int(r["m"]), []).append(float(r["median_us"]))
+        out += [(name, m, max(v) / min(v) - 1) for m, v in by_m.items() if len(v) > 1]
     return out
 
 

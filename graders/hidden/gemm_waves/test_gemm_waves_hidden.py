@@ -772,3 +772,96 @@ def test_plan_chunk_is_a_multiple_of_16_within_the_budget(budget):
         assert type(got) is int and got % 16 == 0 and 16 <= got <= budget, (
             f"plan_chunk({budget}, {n}, {k}, {num_sms}) must return an int multiple of 16 in "
             f"16..{budget}; got {got!r}")
+
+
+# -- plan_chunk with a measured sweep (profile-guided) -----------------------------------
+
+NEAR_BEST = 1.15   # the prompt's "within 15% of the least measured time per token"
+
+
+def _check_sweep_choice(budget, measured, what):
+    got = gw.plan_chunk(budget, 4096, 4096, 132, dict(measured))
+    eligible = {m: t for m, t in measured.items() if m % 16 == 0 and 16 <= m <= budget}
+    assert eligible, "the test's sweep must hold a chunk"
+    best = min(t / m for m, t in eligible.items())
+    assert type(got) is int and got in eligible, (
+        f"{what}: plan_chunk({budget}, ..., measured) must return a measured multiple of 16 in "
+        f"16..{budget}; got {got!r} (measured chunks there: {sorted(eligible)[:12]}...)")
+    assert eligible[got] / got <= NEAR_BEST * best * (1 + 1e-9), (   # the prompt's 1e-9
+        f"{what}: chunk {got} costs {eligible[got] / got:.4f} us per token; the best measured "
+        f"chunk within the budget costs {best:.4f} (more than 15% better)")
+
+
+@pytest.mark.rubric("scheduler")
+def test_plan_chunk_takes_the_best_measured_chunk_per_token():
+    """Traps in one sweep: the least total time (16 tokens), the cheapest per token above the
+    budget (2048) and at counts that are not multiples of 16 (1000, 24), and the budget itself
+    unmeasured. Only the measured multiples of 16 within the budget count.
+
+    Rules: Chunk contract; Measured sweep"""
+    measured = {16: 20.0, 24: 1.0, 512: 120.0, 640: 300.0, 768: 180.0, 992: 400.0,
+                1000: 100.0, 1008: 410.0, 2048: 200.0}
+    _check_sweep_choice(1015, measured, "a sweep with traps")
+    _check_sweep_choice(700, measured, "a sweep with traps, budget 700")
+
+
+@pytest.mark.rubric("scheduler")
+def test_plan_chunk_follows_a_kernel_switch_the_waves_miss():
+    """A slow band between wave steps (a kernel switch: Llama-2-70B TP2 down projection on
+    H100 in vidur's profile, 512 tokens 140 us, 528..640 about 370 us, 656 250 us): the
+    measured sweep decides, whatever the wave model says.
+
+    Rules: Measured sweep"""
+    measured = {512: 140.0, 528: 372.0, 544: 377.0, 560: 374.0, 576: 256.5, 592: 358.5,
+                608: 357.5, 624: 357.5, 640: 404.0, 656: 250.0, 672: 239.0, 688: 238.5}
+    _check_sweep_choice(700, measured, "a kernel-switch band")
+    for budget in (600, 650):
+        _check_sweep_choice(budget, measured, f"budget {budget}")
+
+
+@pytest.mark.rubric("scheduler")
+@given(st.integers(16, 3000), st.lists(st.tuples(st.integers(1, 3200), st.integers(1, 4000)),
+                                       min_size=1, max_size=40),
+       st.sampled_from([16, 32, 64]))
+def test_plan_chunk_on_random_sweeps(budget, pairs, step):
+    """Any sweep: a measured multiple of 16 in 16..budget within 15% of the best per token;
+    with no such chunk in it, still a multiple of 16 in 16..budget.
+
+    Rules: Chunk contract; Measured sweep"""
+    measured = {m: t / 4 for m, t in pairs}
+    measured[max(16, budget // step * step // 16 * 16)] = 1000.0   # at least one chunk
+    _check_sweep_choice(budget, measured, f"budget {budget}")
+
+
+@pytest.mark.rubric("scheduler")
+@pytest.mark.parametrize("measured", [{}, {8: 1.0, 24: 2.0}, {4096: 10.0, 1000: 5.0}],
+                         ids=["empty", "no-multiple-of-16", "none-within-budget"])
+def test_plan_chunk_sweep_without_a_chunk_falls_back(measured):
+    """Rules: Chunk contract; Measured sweep"""
+    for budget in (16, 100, 999):
+        got = gw.plan_chunk(budget, 14336, 4096, 132, measured)
+        assert type(got) is int and got % 16 == 0 and 16 <= got <= budget, (
+            f"plan_chunk({budget}, ..., measured={measured}) holds no measured chunk within the "
+            f"budget: it must still return a multiple of 16 in 16..{budget}; got {got!r}")
+
+
+@pytest.mark.rubric("bad_input")
+@pytest.mark.parametrize("bad,exc", [
+    ([(512, 100.0)], TypeError), ("512:100", TypeError), ({True: 100.0}, TypeError),
+    ({500.0: 100.0}, TypeError), ({"512": 100.0}, TypeError), ({0: 100.0}, ValueError),
+    ({-16: 100.0}, ValueError), ({512: "100"}, TypeError), ({512: True}, TypeError),
+    ({512: None}, TypeError), ({512: math.nan}, ValueError), ({512: math.inf}, ValueError),
+    ({512: -1.0}, ValueError), ({512: 0.0}, ValueError), ({512: 0}, ValueError),
+    ({4096: math.nan}, ValueError), ({4096: "x"}, TypeError), ({8: -2.5}, ValueError)],
+    ids=lambda v: repr(v)[:24])
+def test_plan_chunk_checks_the_sweep(bad, exc):
+    """A bad entry anywhere in the sweep (also beside good ones, also outside the budget).
+
+    Rules: Measured sweep; Type errors; Value errors; Messages name the argument"""
+    for extra in ({}, {256: 50.0, 512: 90.0}):
+        sweep = {**extra, **bad} if isinstance(bad, dict) else bad
+        with pytest.raises(exc) as info:
+            gw.plan_chunk(1000, 4096, 4096, 132, sweep)
+        assert _names(str(info.value), "measured"), (
+            f"plan_chunk(measured={sweep!r}) raised {exc.__name__}({str(info.value)!r}): the "
+            "message must name the argument 'measured'")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from graders.hidden.mini_engine.test_mini_engine_machine import EngineMachine
@@ -159,7 +160,9 @@ def test_a_live_id_and_a_prompt_that_is_no_list_are_refused() -> None:
     before = engine.stats()
     assert before["running"] == ["a"], "the check needs 'a' running"
     for args in (("a", [5], 1), ("b", (1, 2), 2), ("b", [], 2),
-                 ("b", [1], True), ("b", [1.5], 1), ("b", [True], 1)):   # hunt2_4, hunt2_5
+                 ("b", [1], True), ("b", [1.5], 1), ("b", [True], 1),   # hunt2_4, hunt2_5
+                 # numpy: an integer is not an int, an array is not a list
+                 ("b", [1, np.int64(2)], 1), ("b", np.array([1, 2]), 1)):
         with pytest.raises(ValueError):
             engine.add(args[0], args[1], args[2], GREEDY)
         assert engine.stats() == before, f"add{args} was refused but changed the stats"

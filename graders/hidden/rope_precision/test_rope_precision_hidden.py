@@ -288,6 +288,9 @@ def test_fused_bytes_real_models():
     assert rp.fused_bytes_saved(llama(), 1) == 327_680, "Llama-3.1-8B fp8"
     mha = {k: v for k, v in llama().items() if k != "num_key_value_heads"}
     assert rp.fused_bytes_saved(mha, 2) == 2 * 64 * 128 * 2 * 32, "no num_key_value_heads: MHA"
+    null = {**llama(), "num_key_value_heads": None}
+    assert rp.fused_bytes_saved(null, 2) == 2 * 64 * 128 * 2 * 32, \
+        "num_key_value_heads null (None) means absent: MHA"
 
 
 # ------------------------------------------------------------------ first bad position
@@ -399,6 +402,10 @@ BAD_CALLS = {
     "factor_below_one": lambda: rp.inv_freq(_bad_scaling(factor=0.5)),
     "high_not_above_low": lambda: rp.inv_freq(_bad_scaling(high_freq_factor=1.0)),
     "no_original_length": lambda: rp.inv_freq(_bad_scaling(original_max_position_embeddings=None)),
+    # a length is an int: a float is refused, even a whole one
+    "float_original_length": lambda: rp.inv_freq(
+        _bad_scaling(original_max_position_embeddings=8192.0)),
+    "kv_heads_zero": lambda: rp.fused_bytes_saved({**llama(), "num_key_value_heads": 0}, 2),
     "float_positions": lambda: rp.angles(np.array([1.5, 2.0]), small(), "bfloat16"),
     # found blind: hunt2_1 (HF's legacy "type" key is no rope_type), hunt2_2 (whole floats
     # are still floats), hunt2_5 (one position broadcast over three tokens)

@@ -632,6 +632,26 @@ def test_bad_input_raises_named_errors(fn, args, kwargs, error, why):
 
 
 @pytest.mark.rubric("bad_input")
+def test_numpy_integers_are_counts():
+    """Rule: Bad input"""
+    # The prompt: a numpy integer is a count of its value (a numpy bool is not).
+    i = np.int64
+    assert sk.choose_num_splits(i(1), np.int32(6), i(200), i(132)) == 17, "numpy int counts"
+    assert sk.choose_num_splits(1, 8, 800, 132, max_splits=np.int64(128)) == 14, "numpy max_splits"
+    assert tuple(sk.wave_efficiency(i(8), i(14), i(132))) == (28, 33), "numpy int wave_efficiency"
+    assert [tuple(r) for r in sk.split_ranges(i(144), np.int16(16), i(4))] == \
+        [(0, 48), (48, 96), (96, 144), (144, 144)], "numpy int split_ranges"
+    rng = np.random.default_rng(5)
+    qb, kc, vc = rng.normal(size=(2, 2, 4)), rng.normal(size=(2, 6, 1, 4)), rng.normal(size=(2, 6, 1, 3))
+    check_result(sk.split_kv_decode(qb, kc, vc, [6, 2], 1.0, i(2), i(2)),
+                 decode_oracle(qb, kc, vc, [6, 2], 1.0), "split_kv_decode with numpy int counts")
+    got = sk.plan_splits(i(1), i(8), i(8), i(4096), i(132))
+    assert 1 <= got <= 64, f"plan_splits with numpy int counts: {got}"
+    with pytest.raises(TypeError):
+        sk.choose_num_splits(np.bool_(True), 8, 800, 132)
+
+
+@pytest.mark.rubric("bad_input")
 @pytest.mark.parametrize("seed", [11, 12])
 def test_inputs_are_not_modified(seed):
     """Rule: Bad input"""
