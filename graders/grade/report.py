@@ -100,6 +100,8 @@ def failure_details(grade: Grade, candidate: bool = False) -> list[str]:
         if bad is None:
             lines.append(f"  {r.item.id}: "
                          + hidden_failure(r, grade.hidden_detail if candidate else "rules"))
+            if r.note:
+                lines.append(f"    ({r.note})")
             continue
         where = bad.nodeid if not candidate or bad.visibility != "hidden" else ""
         lines.append(f"  {r.item.id}: {where}")
