@@ -331,7 +331,7 @@ def isolation_env(isolate: bool, require: bool) -> dict[str, str]:
         why = f" ({'; '.join(caps.notes)})" if caps.notes else ""
         raise GradeError(
             "--require-isolation: only resource limits are available here, no private root, "
-            f"network or uid{why}. Install bubblewrap (README, 'Untrusted submissions') or "
+            f"network or uid{why}. Install bubblewrap (docs/SECURITY.md) or "
             "grade as root.")
     return sandbox.probed_env(caps)
 
