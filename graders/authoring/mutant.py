@@ -45,38 +45,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders import catalog
+from graders.authoring import patches
+from graders.authoring.patches import Hunk
 
 SUFFIX = ".patch"
 SPEC_PREFIX = "mutant:"
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
-_SECTION = re.compile(r"^[ \t]*(class|(async[ \t]+)?def)[ \t]")
 _FIELD = re.compile(r"^(Blind|Bug|Rubric):[ \t]*(.*?)\s*$")
 _BLIND_WORDS = re.compile(r"\bblind\b|blind-", re.IGNORECASE)
 _BLIND_ASIDE = re.compile(r"\s*\(([^()]*\bblind[^()]*)\)\s*$", re.IGNORECASE)
 
 
-class MutantError(ValueError):
+class MutantError(patches.PatchError):
     """A mutant file is malformed, or does not apply exactly once to its base."""
-
-
-@dataclass(frozen=True)
-class Hunk:
-    old_start: int          # 1-based line of the first old line (as in the header)
-    new_start: int
-    section: str            # the text after the second @@ (a reader's hint, not checked)
-    lines: tuple[str, ...]  # each begins with ' ', '-' or '+'
-
-    @property
-    def old(self) -> list[str]:
-        return [ln[1:] for ln in self.lines if ln[0] in " -"]
-
-    @property
-    def new(self) -> list[str]:
-        return [ln[1:] for ln in self.lines if ln[0] in " +"]
-
-    def header(self) -> str:
-        return (f"@@ -{self.old_start},{len(self.old)} +{self.new_start},{len(self.new)} @@"
-                f"{self.section}")
 
 
 @dataclass(frozen=True)
@@ -169,87 +149,26 @@ def _show(path: Path) -> str:
 def parse(text: str, kata: str, name: str, path: Path) -> Mutant:
     """Read one mutant file; ``MutantError`` says what is wrong and where."""
     where = f"mutant {kata}/{name} ({_show(path)})"
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
     try:
-        diff_at = next(i for i, ln in enumerate(lines) if ln.startswith("--- "))
-    except StopIteration:
-        raise MutantError(f"{where}: no diff (a line '--- a/<base>' starts it)") from None
-    fields: dict[str, str] = {}
-    order: list[str] = []
-    notes: list[str] = []
-    for ln in lines[:diff_at]:
-        found = _FIELD.match(ln)
-        if found and not notes:
-            key, value = found.groups()
-            if key in fields:
-                raise MutantError(f"{where}: '{key}:' appears twice")
-            if not value:
-                raise MutantError(f"{where}: '{key}:' is empty")
-            fields[key] = value
-            order.append(key)
-        elif ln.strip() or notes:
-            notes.append(ln)
+        p = patches.parse(text, where, keys=("Blind", "Bug", "Rubric"))
+    except patches.PatchError as exc:
+        raise MutantError(str(exc)) from None
+    fields = p.fields
     expected = (["Blind"] if "Blind" in fields else []) + ["Bug", "Rubric"]
-    if order != expected:
+    if list(p.order) != expected:
         raise MutantError(f"{where}: the header must be {': ... / '.join(expected)}: ... "
-                          f"(an optional 'Blind:' first), in that order; found {order}")
+                          f"(an optional 'Blind:' first), in that order; found {list(p.order)}")
     if name.startswith("blind_") and "Blind" not in fields:
         raise MutantError(f"{where}: a blind_ mutant's first line is 'Blind: <who, when>'")
-    old_line, new_line = lines[diff_at], lines[diff_at + 1] if diff_at + 1 < len(lines) else ""
-    if not old_line.startswith("--- a/") or not new_line.startswith("+++ b/"):
-        raise MutantError(f"{where}: the diff must start with '--- a/<base>' and "
-                          f"'+++ b/<base>' lines")
-    base = old_line[len("--- a/"):].split("\t")[0].strip()
-    if new_line[len("+++ b/"):].split("\t")[0].strip() != base:
-        raise MutantError(f"{where}: '---' and '+++' must name the same base file")
-    allowed = {_rel(p): p for p in bases(kata)}
+    allowed = {_rel(b): b for b in bases(kata)}
     if fields["Rubric"] == "*":
         allowed[_rel(stub_file(kata))] = stub_file(kata)
-    if base not in allowed:
-        raise MutantError(f"{where}: base {base!r} is neither the reference nor an alternative "
+    if p.base not in allowed:
+        raise MutantError(f"{where}: base {p.base!r} is neither the reference nor an alternative "
                           f"of {kata!r} (nor the stub, for a '*' mutant); "
                           f"allowed: {sorted(allowed)}")
-    hunks: list[Hunk] = []
-    i = diff_at + 2
-    while i < len(lines):
-        head = _HUNK.match(lines[i])
-        if head is None:
-            if not lines[i].strip():
-                i += 1
-                continue
-            raise MutantError(f"{where}: line {i + 1}: expected a hunk header '@@ -a,b +c,d @@', "
-                              f"got {lines[i]!r} (one base file per mutant)")
-        old_n = int(head.group(2) or "1")
-        new_n = int(head.group(4) or "1")
-        body: list[str] = []
-        i += 1
-        seen_old = seen_new = 0
-        while i < len(lines) and (seen_old < old_n or seen_new < new_n):
-            ln = lines[i]
-            if ln.startswith("\\"):
-                raise MutantError(f"{where}: line {i + 1}: bases end with a newline; "
-                                  f"'\\ No newline at end of file' is not supported")
-            if ln == "":
-                ln = " "   # an editor that strips trailing blanks leaves an empty context line
-            if ln[0] not in " -+":
-                raise MutantError(f"{where}: line {i + 1}: a hunk line starts with ' ', '-' or "
-                                  f"'+'; got {lines[i]!r} (the header's counts are wrong?)")
-            seen_old += ln[0] in " -"
-            seen_new += ln[0] in " +"
-            body.append(ln)
-            i += 1
-        if (seen_old, seen_new) != (old_n, new_n):
-            raise MutantError(f"{where}: hunk {len(hunks) + 1} ({head.group(0)}) has "
-                              f"{seen_old} old and {seen_new} new lines")
-        if not any(ln[0] in "-+" for ln in body):
-            raise MutantError(f"{where}: hunk {len(hunks) + 1} changes nothing")
-        hunks.append(Hunk(int(head.group(1)), int(head.group(3)), head.group(5), tuple(body)))
-    if not hunks:
-        raise MutantError(f"{where}: the diff has no hunk")
     return Mutant(kata, name, path, fields["Bug"], fields["Rubric"], fields.get("Blind"),
-                  "\n".join(notes).strip(), base, tuple(hunks))
+                  p.notes, p.base, p.hunks)
 
 
 def load(kata: str, name: str) -> Mutant:
@@ -260,71 +179,35 @@ def load(kata: str, name: str) -> Mutant:
 
 # -- applying ---------------------------------------------------------------------------
 
+def _patch(m: Mutant) -> patches.Patch:
+    return patches.Patch(f"mutant {m.kata}/{m.name}", m.base, m.hunks)
+
+
 def _base_lines(m: Mutant) -> list[str]:
-    text = m.base_path.read_text(encoding="utf-8")
-    if not text.endswith("\n"):
-        raise MutantError(f"base {m.base} does not end with a newline")
-    return text[:-1].split("\n")
-
-
-def _occurrences(lines: list[str], block: list[str]) -> list[int]:
-    n = len(block)
-    return [i for i in range(len(lines) - n + 1) if lines[i:i + n] == block]
+    try:
+        return patches.base_text(_patch(m))[:-1].split("\n")
+    except patches.PatchError as exc:
+        raise MutantError(str(exc)) from None
 
 
 def _locate(m: Mutant, lines: list[str], relocate: bool) -> list[int]:
     """The 0-based index where each hunk's old lines stand; strict unless ``relocate``."""
-    where = f"mutant {m.kata}/{m.name}"
-    starts: list[int] = []
-    end = 0
-    for n, h in enumerate(m.hunks, 1):
-        old = h.old
-        if not old:
-            raise MutantError(f"{where}: hunk {n} has no old lines to anchor it")
-        found = _occurrences(lines, old)
-        if not found:
-            raise MutantError(f"{where}: hunk {n} ({h.header()}) does not apply: its old lines "
-                              f"are not in {m.base} (the base changed there; rewrite the mutant)")
-        if len(found) > 1:
-            raise MutantError(f"{where}: hunk {n} ({h.header()}) is ambiguous: its old lines "
-                              f"stand {len(found)} times in {m.base} (at lines "
-                              f"{', '.join(str(f + 1) for f in found)}); give it more context")
-        at = found[0]
-        if at != h.old_start - 1 and not relocate:
-            raise MutantError(f"{where}: hunk {n} ({h.header()}) is stale: its old lines now "
-                              f"stand at line {at + 1} of {m.base}; run "
-                              f"`python -m graders.authoring.mutant refresh {m.kata}`")
-        if at < end:
-            raise MutantError(f"{where}: hunk {n} overlaps or precedes the hunk before it")
-        starts.append(at)
-        end = at + len(old)
-    return starts
+    try:
+        return patches.locate(_patch(m), lines, relocate, _refresh_hint(m))
+    except patches.PatchError as exc:
+        raise MutantError(str(exc)) from None
 
 
-def _patched(m: Mutant, lines: list[str], starts: list[int]) -> list[str]:
-    out: list[str] = []
-    pos = 0
-    for h, at in zip(m.hunks, starts):
-        out += lines[pos:at] + h.new
-        pos = at + len(h.old)
-    return out + lines[pos:]
+def _refresh_hint(m: Mutant) -> str:
+    return f"; run `python -m graders.authoring.mutant refresh {m.kata}`"
 
 
 def build(m: Mutant) -> str:
     """The mutant's source: its base with every hunk applied, strictly."""
-    lines = _base_lines(m)
-    starts = _locate(m, lines, relocate=False)
-    delta = 0
-    for n, (h, at) in enumerate(zip(m.hunks, starts), 1):
-        if h.new_start - 1 != at + delta:
-            raise MutantError(f"mutant {m.kata}/{m.name}: hunk {n} ({h.header()}) gives new "
-                              f"line {h.new_start}, but it lands at {at + delta + 1}; run "
-                              f"`python -m graders.authoring.mutant refresh {m.kata}`")
-        delta += len(h.new) - len(h.old)
-    out = _patched(m, lines, starts)
-    if out == lines:
-        raise MutantError(f"mutant {m.kata}/{m.name} leaves {m.base} unchanged")
-    return "\n".join(out) + "\n"
+    try:
+        return patches.build(_patch(m), _refresh_hint(m))
+    except patches.PatchError as exc:
+        raise MutantError(str(exc)) from None
 
 
 def materialise(kata: str, name: str, dest: Path) -> Path:
@@ -403,34 +286,11 @@ def refresh(kata: str) -> list[str]:
 # -- writing (and converting whole-file mutants) ----------------------------------------
 
 def diff(base: str, base_text: str, new_text: str) -> str:
-    """A unified diff of one base file with as much context as makes every hunk unique
-    (three lines at least); each hunk header names its enclosing def or class, as git's
-    Python diff driver does."""
-    old_lines = base_text[:-1].split("\n")
-    new_lines = new_text[:-1].split("\n") if new_text.endswith("\n") else new_text.split("\n")
-    for context in range(3, 40):
-        out = list(difflib.unified_diff(old_lines, new_lines, n=context, lineterm=""))
-        if not out:
-            raise MutantError(f"the change leaves {base} unchanged")
-        hunks: list[tuple[str, list[str]]] = []
-        for line in out[2:]:
-            if line.startswith("@@"):
-                hunks.append((line, []))
-            else:
-                hunks[-1][1].append(line)
-        if all(len(_occurrences(old_lines, [ln[1:] for ln in body if ln[:1] in " -"])) == 1
-               for _, body in hunks):
-            lines = [f"--- a/{base}", f"+++ b/{base}"]
-            for head, body in hunks:
-                found = _HUNK.match(head)
-                above = old_lines[:int(found.group(1)) - 1] if found else []
-                section = next((ln.strip() for ln in reversed(above) if _SECTION.match(ln)), "")
-                # a blank context line is written empty: no trailing whitespace to strip
-                lines += [head + (f" {section}" if section else ""),
-                          *("" if ln == " " else ln for ln in body)]
-            return "\n".join(lines) + "\n"
-    raise MutantError(f"no context up to 40 lines makes every hunk of the change to {base} "
-                      "unique")
+    """A unified diff of one base file (graders/authoring/patches.py ``diff``)."""
+    try:
+        return patches.diff(base, base_text, new_text)
+    except patches.PatchError as exc:
+        raise MutantError(str(exc)) from None
 
 
 def render(bug: str, rubric: str, base: str, base_text: str, new_text: str,
