@@ -1,4 +1,4 @@
-"""Honest baseline of import_reference: the same submission without the cheat."""
+"""The shared honest baseline of the attacks that wrote nothing but their cheat."""
 
 
 class OutOfSlots(RuntimeError):
