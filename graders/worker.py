@@ -339,7 +339,7 @@ def serve(fd_in: int, fd_out: int, path: str, name: str) -> None:
 
 
 def zygote(ctrl_fd: int, path: str, name: str, compile_uid: int) -> None:
-    """The fork server (graders/sandbox.py ``Zygote``): it never loads the submission. It
+    """The fork server (graders/sandbox/workers.py ``Zygote``): it never loads the submission. It
     imports what every worker needs once, has the submission's files compiled by a child
     under ``compile_uid`` (``_compile_in_child``: it keeps the bytes, unread), then, for
     each request of the trusted side

@@ -66,7 +66,7 @@ def _env(root: Path, **extra: str) -> dict[str, str]:
 def test_the_zip_holds_the_grader_and_no_solution(layout: dict[str, Any]) -> None:
     names = layout["names"]
     for needed in ("setup.sh", "run_autograder", "requirements.txt", gradescope.CONFIG,
-                   "graders/grade/run.py", "graders/sandbox.py", f"katas/{KATA}/kata.toml",
+                   "graders/grade/run.py", "graders/sandbox/session.py", f"katas/{KATA}/kata.toml",
                    f"tests/{KATA}/test_{KATA}_public.py"):
         assert needed in names, needed
     assert any(n.startswith(f"graders/hidden/{KATA}/test_") for n in names)

@@ -10,7 +10,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from graders.grade.model import (LOAD_POINTER, MISSING_POINTER, NOT_IMPLEMENTED, Grade, ItemResult, MESSAGE_CHARS)
+from graders.grade.model import (LOAD_POINTER, MESSAGE_CHARS, MISSING_POINTER, NOT_IMPLEMENTED,
+                                 Grade, ItemResult)
 
 
 def table(grade: Grade, candidate: bool = False) -> str:

@@ -14,8 +14,11 @@ from pathlib import Path
 from graders import catalog
 from graders.interview.companion import companion
 from graders.interview.marks import record_mark
-from graders.interview.record import EVENTS_FILE, MarkError, SUMMARY_FILE, WORK_DIR, read_json, write_atomic, check_name, is_running, points_text, read_events, session_info
-from graders.interview.report import SUMMARY_COLUMNS, csv_safe, grade_summary, grade_workspace, summary_rows, total_line, write_report
+from graders.interview.record import (EVENTS_FILE, MarkError, SUMMARY_FILE, WORK_DIR, check_name,
+                                      is_running, points_text, read_events, read_json,
+                                      session_info, write_atomic)
+from graders.interview.report import (SUMMARY_COLUMNS, csv_safe, grade_summary, grade_workspace,
+                                      summary_rows, total_line, write_report)
 from graders.interview.session import run_session
 
 

@@ -13,7 +13,10 @@ from typing import Any
 
 from graders import catalog
 from graders.interview.marks import interviewer_items, join_as_interviewer, mark_at_prompt
-from graders.interview.record import ALIVE_CHECK_S, COMPANION_COMMANDS, EVENTS_FILE, MarkError, NOT_GRADED, POLL_S, SESSION_FILE, read_json, clock, is_running, minutes_text, pid_alive, points_text, read_marks, read_marks_file, session_info
+from graders.interview.record import (ALIVE_CHECK_S, COMPANION_COMMANDS, EVENTS_FILE, MarkError,
+                                      NOT_GRADED, POLL_S, SESSION_FILE, clock, is_running,
+                                      minutes_text, pid_alive, points_text, read_json, read_marks,
+                                      read_marks_file, session_info)
 from graders.interview.report import mark_by, total_line
 from graders.interview.session import interviewer_notes, run_summary
 

@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graders.interview.record import MARKS_FILE, MarkError, locked, read_json, write_atomic, check_name, marks_part, points_text, read_marks, read_marks_file, session_info
+from graders.interview.record import (MarkError, MARKS_FILE, check_name, locked, marks_part,
+                                      points_text, read_json, read_marks, read_marks_file,
+                                      session_info, write_atomic)
 from graders.interview.report import render_all, total_line
 
 

@@ -9,7 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graders.interview.record import MarkError, NOT_GRADED, SESSION_FILE, WORK_DIR, locked, read_json, write_atomic, clock, is_running, marks_part, minutes_text, points_text, read_events, read_marks_file, seconds_text, session_info
+from graders.interview.record import (MarkError, NOT_GRADED, SESSION_FILE, WORK_DIR, clock,
+                                      is_running, locked, marks_part, minutes_text, points_text,
+                                      read_events, read_json, read_marks_file, seconds_text,
+                                      session_info, write_atomic)
 from graders.interview.workspace import workspace_diff
 
 
@@ -55,7 +58,8 @@ def grade_summary(result: Any) -> dict[str, Any]:
         hidden = [t for t in r.tests if t.visibility == "hidden"]
         items.append({
             "id": r.item.id, "points": r.item.points, "score": r.score, "status": r.status,
-            "note": grade.item_note(r), "tests": len(r.tests), "passed": sum(t.outcome == "passed" for t in r.tests),
+            "note": grade.item_note(r), "tests": len(r.tests),
+            "passed": sum(t.outcome == "passed" for t in r.tests),
             "public": {"tests": len(public),
                        "passed": sum(t.outcome == "passed" for t in public),
                        "first_failure": _first_failure(public)},

@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from graders import catalog, launch
-from graders.interview.record import CANDIDATE_COMMANDS, CANDIDATE_FILES, POLL_S, Session, Stopped, WorkspaceError, check_name, clock, minutes_text, open_record, write_session_info
+from graders.interview.record import (CANDIDATE_COMMANDS, CANDIDATE_FILES, POLL_S, Session,
+                                      Stopped, WorkspaceError, check_name, clock, minutes_text,
+                                      open_record, write_session_info)
 from graders.interview.report import clip, first_line, grade_summary, grade_workspace, write_report
-from graders.interview.workspace import code_files, candidate_prompt, load_problem, prepare_workspace, pristine_stub
+from graders.interview.workspace import (candidate_prompt, code_files, load_problem,
+                                         prepare_workspace, pristine_stub)
 
 
 def run_public(s: Session, why: str) -> dict[str, str]:

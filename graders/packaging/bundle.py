@@ -46,7 +46,7 @@ else:  # pragma: no cover - Python 3.10
 # what of graders/ ships to a candidate: modules, and packages whole (a folder ends in "/";
 # a module added inside a shipped package ships with no edit here)
 HARNESS = ("__init__.py", "catalog.py", "launch.py", "impl.py", "plugin.py", "cli.py", "grade/",
-           "typecheck.py", "interview/", "sandbox.py", "wire.py", "worker.py", "batch.py",
+           "typecheck.py", "interview/", "sandbox/", "wire.py", "worker.py", "batch.py",
            "candidate_tests.py", "measure.py", "outside.py")
 # kata.toml: what a candidate's harness reads, and nothing else
 PUBLIC_KATA_KEYS = ("title", "minutes", "difficulty", "tags", "requires", "summary",

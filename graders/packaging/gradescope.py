@@ -62,7 +62,7 @@ CONFIG = "gradescope.json"
 UBUNTU = "22.04"
 # the grading side of the harness (no typecheck, interview, batch, bundle, mutant tools)
 HARNESS = ("__init__.py", "catalog.py", "launch.py", "impl.py", "plugin.py", "cli.py", "grade/",
-           "sandbox.py", "wire.py", "worker.py", "measure.py", "outside.py",
+           "sandbox/", "wire.py", "worker.py", "measure.py", "outside.py",
            "candidate_tests.py", "packaging/")
 NEEDS_REFERENCE = re.compile(r"\breference=|[\"']solutions[\"']|\bsolutions\.|SOLUTIONS_DIR"
                              r"|\bmutant\.")
