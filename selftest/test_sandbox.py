@@ -175,13 +175,13 @@ def test_a_forced_backend_that_cannot_run_is_an_error(fresh_choice: pytest.Monke
 
 
 def test_require_isolation_refuses_limits_only(fresh_choice: pytest.MonkeyPatch) -> None:
-    fresh_choice.setattr(sandbox, "_capabilities", sandbox.Capabilities("limits"))
+    fresh_choice.setattr(backends, "_capabilities", sandbox.Capabilities("limits"))
     assert grade.isolation_env(True, False)["KATA_SANDBOX"] == "limits"
     with pytest.raises(grade.GradeError, match="only resource limits"):
         grade.isolation_env(True, True)
     with pytest.raises(grade.GradeError, match="in-process"):
         grade.isolation_env(False, True)
-    fresh_choice.setattr(sandbox, "_capabilities", sandbox.Capabilities("bwrap", True, True, True,
+    fresh_choice.setattr(backends, "_capabilities", sandbox.Capabilities("bwrap", True, True, True,
                                                                         True, True))
     assert grade.isolation_env(True, True)["KATA_SANDBOX"] == "bwrap"
 
@@ -194,12 +194,12 @@ def test_the_test_process_takes_the_grades_tried_sandbox(
     env = sandbox.probed_env(tried)
     for key, value in env.items():
         fresh_choice.setenv(key, value)
-    fresh_choice.setattr(sandbox, "_probe", lambda caps: pytest.fail("tried again"))
+    fresh_choice.setattr(backends, "_probe", lambda caps: pytest.fail("tried again"))
     caps = sandbox.capabilities()
     assert (caps.backend, caps.seccomp, caps.notes) == ("limits", False, ["a note"])
-    fresh_choice.setattr(sandbox, "_capabilities", None)
+    fresh_choice.setattr(backends, "_capabilities", None)
     fresh_choice.setenv("KATA_SANDBOX", "bwrap")
-    fresh_choice.setattr(sandbox, "_probe", lambda caps: "probed")
+    fresh_choice.setattr(backends, "_probe", lambda caps: "probed")
     fresh_choice.setattr(backends.shutil, "which", lambda name: "/bin/true")
     with pytest.raises(sandbox.SandboxUnavailable, match="probed"):
         sandbox.capabilities()

@@ -172,8 +172,7 @@ def worker_env(scratch: Path) -> dict[str, str]:
 
 
 def run_sandboxed(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits,
-                  timeout: float,
-         env: dict[str, str] | None) -> tuple[int, str]:
+                  timeout: float, env: dict[str, str] | None) -> tuple[int, str]:
     # a uid of its own, never a worker's: the command can neither signal this process's
     # submission worker nor be swept with it (the root fallback sweeps by uid)
     uid = sandbox_uid(400000) if os.geteuid() == 0 and caps.separate_uid else None
