@@ -29,7 +29,7 @@ import time
 import traceback
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 from graders import catalog
 
@@ -288,6 +288,22 @@ def worker_process(kata: str) -> tuple[int, int | None]:
     return int(worker.pid), worker.uid
 
 
+def worker_cpu_seconds(kata: str) -> float:
+    """The CPU seconds the worker's whole sandbox has used so far (its cgroup, where the
+    machine allows one; else the worker's processes found from outside): a snapshot, for
+    checks that difference two of them around checked calls (backpressure)."""
+    from graders import measure
+
+    if not _isolate:
+        raise RuntimeError("worker_cpu_seconds: the implementation runs in this process")
+    session = object.__getattribute__(_remote(kata), "_session")
+    session.call({"op": "ping"})
+    worker = session.current()
+    if worker.cgroup is not None:
+        return measure.cgroup_usage(worker.cgroup)
+    return measure.cpu_seconds(worker.pid, worker.uid)
+
+
 def kata_impl(name: str) -> Any:
     """The implementation under test for kata ``name`` (see the module docstring)."""
     if not (catalog.KATAS_DIR / name).is_dir():
@@ -337,25 +353,50 @@ def _reference_session(kata: str) -> Any:
     return session
 
 
+class WrongResult(AssertionError):
+    """A measured call's result failed its check: the call earns nothing, however fast."""
+
+
+def _checked(check: Callable[[Any], Any] | None, result: Any) -> None:
+    if check is None:
+        return
+    wrong = check(result)
+    if wrong:   # a check may raise AssertionError, or return what is wrong
+        raise WrongResult(str(wrong))
+
+
 def measured_call(kata: str, driver: Any, target: str, *args: Any, reference: bool = False,
-                  budget: float | None = None) -> tuple[Any, float]:
+                  budget: float | None = None,
+                  check: Callable[[Any], Any] | None = None) -> tuple[Any, float]:
     """Run ``driver(impl.<target>, *args)`` (a graders.support function) next to the
     implementation under test, or next to the reference with ``reference=True``, and return
-    (its result, the CPU seconds the call used).
+    (its result, the CPU seconds the call used). With ``driver=None`` the call is
+    ``impl.<target>(*args)`` itself, made through the same proxy, in the same way, as every
+    checked call of the tests: nothing tells the implementation that it is being timed.
+
+    Every measured call is a checked call: ``check`` (required unless ``reference=True``)
+    is given the result and raises AssertionError, or returns a message, when the result is
+    not what the correctness tests would accept; ``WrongResult`` (an AssertionError) is then
+    raised, so a submission that answers a timed call differently can only lose. Leaving a
+    process running past the call (an orphan server, a double fork) fails it too.
 
     The CPU time is the evidence for work and growth checks, so it is taken from outside the
     implementation's process (graders/measure.py): isolated, the kernel's account of the
-    worker's whole process tree over the call, wire decoding included (the reference pays
-    the same); in-process (trusted code only), ``time.process_time`` of this process. The
-    reference runs in a worker of its own, started the same way, that serves nothing else,
-    so nothing the submission does can change the baseline. With ``budget`` (CPU seconds)
-    the driver may stop early (it is passed ``budget=``), and an isolated call still running
-    past it is ended from outside; either way ``OverBudget`` is raised.
+    worker's whole sandbox over the call (its cgroup, where the machine allows one; else
+    every process of the worker found from outside), wire decoding included (the reference
+    pays the same); in-process (trusted code only), ``time.process_time`` of this process.
+    The reference runs in a worker of its own, started the same way, that serves nothing
+    else, so nothing the submission does can change the baseline. With ``budget`` (CPU
+    seconds) a driver may stop early (it is passed ``budget=``), and an isolated call still
+    running past it is ended from outside; either way ``OverBudget`` is raised.
     """
-    module = getattr(driver, "__module__", "") or ""
-    if not module.startswith("graders.support."):
+    if check is None and not reference:
+        raise TypeError("measured_call needs check=: every measured call is a checked call "
+                        "(docs/AUTHORING.md)")
+    module = "" if driver is None else (getattr(driver, "__module__", "") or "")
+    if driver is not None and not module.startswith("graders.support."):
         raise ValueError(f"measured_call takes a graders.support function, not {driver!r}")
-    extra = {} if budget is None else {"budget": budget}
+    extra = {} if budget is None or driver is None else {"budget": budget}
     if reference:
         require_reference(kata)
     if not _isolate:
@@ -365,29 +406,67 @@ def measured_call(kata: str, driver: Any, target: str, *args: Any, reference: bo
         else:
             fn = getattr(KataImpl(kata), target)
         start = time.process_time()
-        result = driver(fn, *args, **extra)
+        result = driver(fn, *args, **extra) if driver is not None else fn(*args)
         used = time.process_time() - start
         if budget is not None and used > budget:
             raise OverBudget(used, budget)
+        _checked(check, result)
         return result, used
-    from graders import measure, sandbox
+    from graders import sandbox
 
     session = _reference_session(kata) if reference else \
         object.__getattribute__(_remote(kata), "_session")
-    fn = getattr(sandbox.RemoteModule(session), target)
-    session.call({"op": "support_import", "module": module})
+    remote = sandbox.RemoteModule(session)
+    fn = getattr(remote, target)
+    if driver is not None:
+        session.call({"op": "support_import", "module": module})
     worker = session.current()
-    meter = measure.Meter(worker.pid, worker.uid).start()
+    meter = worker.meter().start()
     backstop = None if budget is None else budget * 1.25 + 0.25
     try:
-        result = session.support_call(module, driver.__name__, (fn, *args), extra,
-                                      watch=meter.watch(backstop))
+        if driver is None:
+            with session.watching(meter.watch(backstop)):
+                result = fn(*args)
+        else:
+            result = session.support_call(module, driver.__name__, (fn, *args), extra,
+                                          watch=meter.watch(backstop))
     except sandbox.WorkerError:
         if meter.over:
             raise OverBudget(meter.seconds(), budget if budget is not None else math.inf) \
                 from None
         raise
-    return result, meter.seconds()
+    used = meter.seconds()
+    _no_survivors(worker)
+    _checked(check, result)
+    return result, used
+
+
+def _no_survivors(worker: Any) -> None:
+    """No process the submission started may outlive a measured call: its CPU after the
+    call would be work the meter never sees (an orphan server answering the next call)."""
+    from graders import sandbox
+
+    left = worker.survivors()
+    if left:
+        worker.kill()
+        worker.dead = (f"{len(left)} process(es) the implementation started were still "
+                       "running after a measured call returned (an orphan, a server, a "
+                       "double fork): no process may outlive a measured call")
+        raise sandbox.WorkerError(worker.dead)
+
+
+class _SandboxMeter:
+    """A started meter of one worker's sandbox whose reading also ends the item for any
+    process left running by the implementation (see ``_no_survivors``)."""
+
+    def __init__(self, worker: Any) -> None:
+        self.worker = worker
+        self.meter = worker.meter().start()
+
+    def seconds(self) -> float:
+        used = float(self.meter.seconds())
+        _no_survivors(self.worker)
+        return used
 
 
 def metered(kata: str, reference: bool = False) -> tuple[Any, Any]:
@@ -396,8 +475,11 @@ def metered(kata: str, reference: bool = False) -> tuple[Any, Any]:
     For checks that drive the implementation call by call from the test's side (so that
     every call's answer crosses the wire and nothing inside the worker can batch or skip
     them): the meter's ``seconds()`` is the CPU the implementation's process has used since
-    it was started, taken from outside it (graders/measure.py); in-process, this process's.
-    The reference's worker serves nothing else (see ``measured_call``)."""
+    it was started, taken from outside it (graders/measure.py: the worker's whole sandbox),
+    and reading it fails the item if the implementation left a process running; in-process,
+    this process's. Every call made while a meter runs must be checked by the test as its
+    correctness tests check it. The reference's worker serves nothing else (see
+    ``measured_call``)."""
     from graders import measure, sandbox
 
     if reference:
@@ -409,5 +491,4 @@ def metered(kata: str, reference: bool = False) -> tuple[Any, Any]:
     session = _reference_session(kata) if reference else \
         object.__getattribute__(_remote(kata), "_session")
     module = sandbox.RemoteModule(session)
-    return module, lambda: measure.Meter(session.current().pid,
-                                         session.current().uid).start()
+    return module, lambda: _SandboxMeter(session.current())

@@ -235,3 +235,237 @@ class ProcessMeter:
 
     def seconds(self, scan: bool = True) -> float:
         return time.process_time() - self.begin
+
+
+# -- the kernel's account of a whole sandbox: a cgroup v2 per sandbox ---------------------
+
+_cgroup_home: dict[int, str | None] = {}   # per process (a forked grade probes its own)
+_cgroup_count = 0
+
+
+def _cgroup2_root() -> str | None:
+    """The folder of this process's own cgroup on a cgroup2 mount, or None."""
+    try:
+        with open("/proc/self/cgroup") as fh:
+            own = next((line.strip()[3:] for line in fh if line.startswith("0::")), None)
+        with open("/proc/self/mountinfo") as fh:
+            mounts = [line.split() for line in fh]
+    except OSError:
+        return None
+    if own is None:
+        return None
+    for fields in mounts:
+        sep = fields.index("-") if "-" in fields else -1
+        if sep < 0 or fields[sep + 1] != "cgroup2":
+            continue
+        root, point = fields[3], fields[4]
+        if own == root or own.startswith(root.rstrip("/") + "/"):
+            rel = own[len(root.rstrip("/")):].lstrip("/")
+            return os.path.join(point, rel) if rel else point
+    return None
+
+
+def cgroup_home() -> str | None:
+    """A cgroup (v2) of this process's own, under which each sandbox gets one: made once per
+    trusted process (``kata-<pid>-...`` beside or below this process's own cgroup), or None
+    where cgroup2 is not mounted or not writable (an unprivileged grader without a delegated
+    cgroup). ``KATA_CGROUP=0`` turns it off (the fallback is then used, as on such machines).
+
+    Only the core files are used (``cpu.stat``'s ``usage_usec``, ``cgroup.procs``,
+    ``cgroup.kill``), which need no controller: no controller is enabled anywhere, so the
+    no-internal-process rule never applies and this process need not move into a leaf."""
+    if os.getpid() in _cgroup_home:
+        return _cgroup_home[os.getpid()]
+    home: str | None = None
+    base = None if os.environ.get("KATA_CGROUP", "1") == "0" else _cgroup2_root()
+    if base is not None:
+        _remove_stale(base)
+        path = os.path.join(base, f"kata-{os.getpid()}-{time.monotonic_ns() % 10**9}")
+        try:
+            os.mkdir(path, 0o755)
+            with open(os.path.join(path, "cpu.stat")) as fh:
+                if "usage_usec" in fh.read():
+                    home = path
+            if home is None:
+                os.rmdir(path)
+        except OSError:
+            home = None
+    if home is not None:
+        import atexit
+
+        atexit.register(_remove_home, home, os.getpid())
+    _cgroup_home[os.getpid()] = home
+    return home
+
+
+def _remove_stale(base: str) -> None:
+    """Remove what graders that are gone left here (a test process ended by os._exit or a
+    signal never runs its exit hooks): ``kata-<pid>-...`` folders whose pid is not running."""
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-")
+        if len(parts) == 3 and parts[0] == "kata" and parts[1].isdigit() \
+                and not os.path.exists(f"/proc/{parts[1]}"):
+            _remove_home(os.path.join(base, name), os.getpid())
+
+
+def _remove_home(home: str, owner: int) -> None:
+    if os.getpid() != owner:   # a forked child's exit never touches its parent's sandboxes
+        return
+    try:
+        for name in os.listdir(home):
+            if os.path.isdir(os.path.join(home, name)):
+                remove_cgroup(os.path.join(home, name))
+        os.rmdir(home)
+    except OSError:
+        pass
+
+
+def new_cgroup() -> str | None:
+    """A fresh, empty cgroup for one sandbox, or None where cgroups cannot be used."""
+    global _cgroup_count
+    home = cgroup_home()
+    if home is None:
+        return None
+    _cgroup_count += 1
+    path = os.path.join(home, f"s{_cgroup_count}")
+    try:
+        os.mkdir(path, 0o755)
+    except OSError:
+        return None
+    return path
+
+
+def join_cgroup(path: str) -> None:
+    """Move the calling process into ``path`` (run between fork and exec: everything the
+    sandbox starts is then in it, and only root outside can move a process out)."""
+    fd = os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY)
+    try:
+        os.write(fd, b"0")
+    finally:
+        os.close(fd)
+
+
+def cgroup_usage(path: str) -> float:
+    """CPU seconds every process that ever ran in ``path`` has used (the kernel's count:
+    live, exited and reaped processes alike, wherever they were re-parented)."""
+    with open(os.path.join(path, "cpu.stat"), "rb") as fh:
+        for line in fh:
+            if line.startswith(b"usage_usec "):
+                return int(line.split()[1]) / 1e6
+    raise OSError(f"no usage_usec in {path}/cpu.stat")
+
+
+def cgroup_pids(path: str) -> list[int]:
+    try:
+        with open(os.path.join(path, "cgroup.procs")) as fh:
+            return [int(x) for x in fh.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def kill_cgroup(path: str, timeout: float = 5.0) -> None:
+    """SIGKILL every process in ``path`` (``cgroup.kill``, or one by one before Linux 5.14)
+    and wait until none is left."""
+    deadline = time.monotonic() + timeout
+    try:
+        with open(os.path.join(path, "cgroup.kill"), "w") as fh:
+            fh.write("1")
+    except OSError:
+        pass
+    while time.monotonic() < deadline:
+        pids = cgroup_pids(path)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        time.sleep(0.002)
+
+
+def remove_cgroup(path: str) -> None:
+    kill_cgroup(path)
+    for _ in range(200):
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.005)
+
+
+def survivors(worker: int, top: int, cgroup: str | None, uid: int | None) -> list[int]:
+    """Processes of the worker's sandbox other than the worker itself and the sandbox's own
+    processes above it (bwrap, its init, the zygote): what the submission started and left
+    running. Read from the cgroup where there is one, else from the tree under ``top`` and
+    the worker's own ``uid``."""
+    above = set()
+    pid = worker
+    for _ in range(64):
+        st = _stat(pid)
+        if st is None or pid == top:
+            break
+        pid = st[0]
+        above.add(pid)
+    above.add(top)
+    if cgroup is not None:
+        pids = cgroup_pids(cgroup)
+    else:
+        pids = tree(top) + (_kin(worker, uid) if uid is not None else [])
+    out = []
+    for p in pids:
+        if p == worker or p in above:
+            continue
+        st = _stat(p)
+        if st is not None and _state(p) != "Z":
+            out.append(p)
+    return out
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+        return data[data.rindex(b")") + 2:].split()[0].decode()
+    except (OSError, ValueError, IndexError):
+        return "?"
+
+
+@dataclass
+class CgroupMeter:
+    """CPU seconds of a whole sandbox since ``start``: its cgroup's ``usage_usec``. Nothing
+    the submission starts can leave the cgroup (it cannot see or write cgroupfs), so a
+    double fork, an orphan or a reaped child is counted like the worker itself."""
+
+    path: str
+    begin: float = 0.0
+    last: float = 0.0
+    over: bool = False
+
+    def start(self) -> "CgroupMeter":
+        self.begin = self.last = cgroup_usage(self.path)
+        return self
+
+    def seconds(self, scan: bool = True) -> float:
+        try:   # once the sandbox is gone, the last reading stands
+            self.last = max(self.last, cgroup_usage(self.path))
+        except OSError:
+            pass
+        return self.last - self.begin
+
+    def watch(self, budget: float | None = None) -> Callable[[], str | None]:
+        def check() -> str | None:
+            if budget is None:
+                return None
+            if self.seconds() > budget:
+                self.over = True
+                return (f"the call used more than its CPU budget of {budget:.3f} s "
+                        "(measured from outside the worker): the worker was stopped")
+            return None
+        return check

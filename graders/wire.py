@@ -157,21 +157,29 @@ def reply_cap(raw: dict[str, Any]) -> int:
     return value
 
 
-def recv_reply(fd: int, cap: int, first_byte_s: float,
-               rest_s: float = REPLY_SECONDS) -> dict[str, Any] | None:
+class Stopped(Exception):
+    """The watch of a call (a CPU meter) ended it while its reply was awaited."""
+
+
+def recv_reply(fd: int, cap: int, first_byte_s: float, rest_s: float = REPLY_SECONDS,
+               watch: Callable[[], str | None] | None = None) -> dict[str, Any] | None:
     """One reply read from the raw descriptor ``fd`` (unbuffered, so select sees all
     that is pending), under a size cap and two clocks: ``first_byte_s`` for the reply to
-    start, then ``rest_s`` for all of it to arrive. None at end of stream. Raises
-    ``TimeoutError`` when the reply does not start in time and ``WireError`` for one that
-    is too large, too slow to finish, or not a valid message."""
-    head = _read_fd(fd, 4, time.monotonic() + first_byte_s, started=False)
+    start, then ``rest_s`` from its first byte (the length header's included) for all of it
+    to arrive. ``watch`` is called every 20 ms until the whole reply is in; a reason it
+    returns raises ``Stopped``. None at end of stream. Raises ``TimeoutError`` when the
+    reply does not start in time and ``WireError`` for one that is too large, too slow to
+    finish, or not a valid message."""
+    first: list[float] = []
+    start_by = time.monotonic() + first_byte_s
+    head = _read_fd(fd, 4, start_by, rest_s, first, watch)
     if head is None:
         return None
     (size,) = struct.unpack("<I", head)
     if size > cap:
         raise WireError(f"a reply of {size} bytes exceeds the cap of {cap} bytes "
                         "(a kata that needs larger replies sets [grading] reply_bytes)")
-    body = _read_fd(fd, size, time.monotonic() + rest_s, started=True)
+    body = _read_fd(fd, size, start_by, rest_s, first, watch)
     if body is None:
         return None
     # Every JSON array or object costs the parser far more memory than its bytes: count
@@ -189,22 +197,36 @@ def recv_reply(fd: int, cap: int, first_byte_s: float,
     return message
 
 
-def _read_fd(fd: int, n: int, deadline: float, started: bool) -> bytes | None:
+def _read_fd(fd: int, n: int, start_by: float, rest_s: float, first: list[float],
+             watch: Callable[[], str | None] | None) -> bytes | None:
+    """``n`` bytes; ``first`` holds the time the reply's first byte came (set here)."""
     chunks: list[bytes] = []
     got = 0
     while got < n:
+        deadline = start_by if not first else first[0] + rest_s
         left = deadline - time.monotonic()
-        ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
-        if not ready:
-            if not started and not chunks:
+        if left <= 0:
+            if not first:
                 raise TimeoutError("no reply started in time")
             raise WireError(f"the reply stopped after {got} of {n} bytes and did not finish "
-                            "in time")
+                            f"within {rest_s:g} s of its first byte")
+        ready = select.select([fd], [], [], left if watch is None else min(left, 0.02))[0]
+        if not ready:
+            reason = watch() if watch is not None else None
+            if reason:
+                raise Stopped(reason)
+            continue
         chunk = os.read(fd, min(n - got, 1 << 20))
         if not chunk:
             return None
+        if not first:
+            first.append(time.monotonic())
         chunks.append(chunk)
         got += len(chunk)
+    if watch is not None:   # the reply is in: one last reading covers all of it
+        reason = watch()
+        if reason:
+            raise Stopped(reason)
     return b"".join(chunks)
 
 

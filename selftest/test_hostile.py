@@ -11,8 +11,10 @@ names on a line ``Baseline: <file in honest/>``. The attack's module docstring (
 
     Attack: <one sentence>
     Class: <candidate-tests | progress | links | evidence | growth | batch | replies |
-            visibility | isolation-spill | sandbox>
+            visibility | isolation-spill | sandbox | reports>
     Targets: item, item        (optional: grade only these rubric items, to keep it fast)
+    Modes: both                (optional: grade attack and baseline with the zygote on and
+                                off, KATA_ZYGOTE=1 and 0; else in the default mode only)
 
 Both are graded isolated, on the public tests (and the hidden ones for class
 ``visibility``), restricted to the targets. For every attack the suite checks: the grade
@@ -22,7 +24,8 @@ repository's top level); no process is left behind. A folder of class ``batch`` 
 as a batch: every entry's report must be intact (the score its honest counterpart gets,
 paired in sorted order), or the batch refused before anything is written. Class
 ``replies`` must fail with a message that names the reply, and class ``visibility`` must
-show no hidden detail in a visible entry. Cases are found by globbing, so attacks added
+show no hidden detail in a visible entry, and class ``reports`` must leave no control
+character (but newline and tab) in the terminal table, junit.xml or results.json. Cases are found by globbing, so attacks added
 under any kata join the suite; a baseline shared by several attacks is graded once.
 """
 
@@ -45,11 +48,12 @@ import pytest
 
 from graders import batch, catalog, grade, sandbox
 from graders.authoring import patches
+from graders.grade import scoring
 from selftest.test_harness import check_junit, check_results_json
 
 HOSTILE = catalog.HOSTILE_DIR
 CLASSES = ("candidate-tests", "progress", "links", "evidence", "growth", "batch", "replies",
-           "visibility", "isolation-spill", "sandbox")
+           "visibility", "isolation-spill", "sandbox", "reports")
 NEEDS_UID = {"fork_bomb"}
 PER_TEST_S, GRACE_S, TOTAL_S = 2.0, 3.0, 240.0
 TRACES = [Path("/tmp/PWNED-BY-SUBMISSION"), Path("/root/PWNED-BY-SUBMISSION"),
@@ -184,10 +188,11 @@ def top_level() -> set[str]:
     return {p for p in os.listdir(catalog.ROOT) if p not in TOP_LEVEL_NOISE}
 
 
-_baselines: dict[tuple[str, str, str, bool], Any] = {}
+_baselines: dict[tuple[str, str, str, bool, str], Any] = {}
 
 
 def grade_one(kata: str, path: Path, targets: str | None, hidden: bool) -> grade.Grade:
+    # the mode (KATA_ZYGOTE) is read from the environment, which the test sets per mode
     return grade.run(kata, str(path), include_hidden=hidden, rubric=targets,
                      per_test_timeout=PER_TEST_S, grace=GRACE_S, total_timeout=TOTAL_S)
 
@@ -209,7 +214,8 @@ def grade_batch(kata: str, path: Path, out: Path, targets: str | None) -> Any:
 
 def baseline(kata: str, name: str, targets: str | None, hidden: bool, tmp: Path) -> Any:
     path = attack_path(kata, name, honest=True)
-    key = (kata, code_key(path), targets or "", hidden)
+    key = (kata, code_key(path), targets or "", hidden,
+           os.environ.get("KATA_ZYGOTE", "1"))
     if key not in _baselines:
         path = built(path, tmp)
         if doc_field(attack_path(kata, name), "Class") == "batch":
@@ -318,12 +324,35 @@ def _check_visibility(name: str, g: grade.Grade, tmp: Path) -> None:
         assert not leaked, f"{name}: hidden detail in a visible entry: {leaked[:3]}"
 
 
+MODED_CASES = [(k, n, z) for k, n in CASES
+               for z in (("1", "0") if doc_field(attack_path(k, n), "Modes", required=False)
+                         == "both" else (None,))]
+
+
+def _unsafe_chars(text: str) -> list[str]:
+    return sorted({repr(c) for c in scoring._UNSAFE.findall(text)})
+
+
+def _check_reports(name: str, g: grade.Grade, tmp: Path) -> None:
+    table = grade.table(g) + "\n".join(grade.failure_details(g))
+    assert "\x1b" not in table and not _unsafe_chars(table), (
+        f"{name}: the terminal table carries {_unsafe_chars(table)}")
+    for report in ("junit.xml", "results.json"):
+        text = (tmp / report).read_text(encoding="utf-8")
+        assert not _unsafe_chars(text), f"{name}: {report} carries {_unsafe_chars(text)}"
+    assert any("\ufffd" in t.message for t in g.tests), f"{name}: the attack never reached a report"
+
+
 # one xdist worker runs every attack, one at a time: each checks that no process holding
 # the leave_children attack's marker is left, which another attack running beside it would
 # fail (the same group as test_candidate_tests' hostile cases)
 @pytest.mark.xdist_group("hostile")
-@pytest.mark.parametrize(("kata", "name"), CASES)
-def test_attack_scores_no_more_than_its_baseline(kata: str, name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("kata", "name", "zygote"), MODED_CASES)
+def test_attack_scores_no_more_than_its_baseline(kata: str, name: str, zygote: str | None,
+                                                  tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    if zygote is not None:
+        monkeypatch.setenv("KATA_ZYGOTE", zygote)
     path = attack_path(kata, name)
     cls = doc_field(path, "Class")
     targets = doc_field(path, "Targets", required=False).replace(" ", "") or None
@@ -372,6 +401,8 @@ def test_attack_scores_no_more_than_its_baseline(kata: str, name: str, tmp_path:
                 + (failed[0].message[:500] if failed else "nothing failed"))
         if cls == "visibility":
             _check_visibility(name, g, tmp_path)
+        if cls == "reports":
+            _check_reports(name, g, tmp_path)
     if caps.network_namespace:
         assert not connections, f"{name} reached the loopback listener"
     if caps.separate_uid:

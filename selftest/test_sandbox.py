@@ -508,3 +508,101 @@ def test_a_second_name_for_the_reference_does_not_stop_its_baseline(tmp_path: Pa
     finally:
         source.unlink(missing_ok=True)
         extra.unlink(missing_ok=True)
+
+
+ORPHAN_BURN = '''
+import os, time
+def kept_mask(logits, temperature, top_p, top_k=None):
+    """A double fork: the grandchild burns CPU, re-parented away from the worker."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        if os.fork() == 0:
+            end = time.process_time() + 0.4
+            while time.process_time() < end:
+                pass
+            os.write(w, b"x")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    os.read(r, 1)
+    time.sleep(0.05)   # the orphan has exited: only its CPU is left to find
+    return logits == logits
+def sample(*args):
+    os.fork() or (time.sleep(30), os._exit(0))   # a child left running after the call
+    return 0
+'''
+
+
+@pytest.mark.parametrize("zygote", ["1", "0"])
+def test_a_measured_call_is_charged_all_its_sandbox_cpu(tmp_path: Path, zygote: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPU a double-forked orphan burns during a measured call is charged to it (the
+    sandbox's cgroup, or the walk that follows the pid namespace's init), and a process
+    left running after a measured call fails it."""
+    import numpy as np
+
+    from graders import impl
+
+    if sys.platform != "linux" or not sandbox.capabilities().pid_namespace:
+        pytest.skip("needs a sandbox with its own pid namespace")
+    monkeypatch.setenv("KATA_ZYGOTE", zygote)
+    sub = tmp_path / "top_p.py"
+    sub.write_text(ORPHAN_BURN)
+    impl.configure(str(sub), isolate=True)
+    try:
+        x = np.zeros((1, 4))
+        _, used = impl.measured_call("top_p", None, "kept_mask", x, np.ones(1), np.ones(1),
+                                     None, check=lambda got: None)
+        assert used >= 0.3, f"the orphan's CPU was not charged: {used:.3f} s"
+        with pytest.raises(sandbox.WorkerError, match="outlive a measured call"):
+            impl.measured_call("top_p", None, "sample", x, check=lambda got: None)
+    finally:
+        impl.reset_workers(final=True)
+        impl.configure("solutions")
+
+
+def test_measured_calls_must_be_checked() -> None:
+    from graders import impl
+
+    with pytest.raises(TypeError, match="checked call"):
+        impl.measured_call("top_p", None, "kept_mask")
+
+
+def test_uid_blocks_are_claimed_once_per_machine() -> None:
+    """Two live processes never hold the same block of worker uids."""
+    if sys.platform != "linux":
+        pytest.skip("Linux only")
+    mine = processes.uid_block()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            processes._uid_block.clear()
+            os.write(w, str(processes.uid_block()).encode())
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    theirs = int(os.read(r, 64))
+    os.close(r)
+    os.close(w)
+    assert theirs != mine
+
+
+def test_every_measured_call_in_the_tests_is_checked() -> None:
+    """Every measured call is a checked call (docs/AUTHORING.md): each ``measured_call`` in
+    the public and hidden tests passes ``check=`` or measures the reference."""
+    import ast
+
+    unchecked = []
+    for top in ("tests", "graders/hidden"):
+        for path in sorted((catalog.ROOT / top).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not (isinstance(node, ast.Call) and (
+                        getattr(node.func, "id", None) == "measured_call"
+                        or getattr(node.func, "attr", None) == "measured_call")):
+                    continue
+                kw = {k.arg: k.value for k in node.keywords}
+                ref = kw.get("reference")
+                if "check" not in kw and not (isinstance(ref, ast.Constant) and ref.value):
+                    unchecked.append(f"{path.relative_to(catalog.ROOT)}:{node.lineno}")
+    assert not unchecked, f"measured calls whose result is not checked: {unchecked}"

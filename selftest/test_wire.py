@@ -152,3 +152,27 @@ def test_reply_cap_comes_from_kata_toml() -> None:
     for bad in (0, -1, "big", True, wire.MAX_MESSAGE + 1):
         with pytest.raises(wire.WireError, match="reply_bytes"):
             wire.reply_cap({"grading": {"reply_bytes": bad}})
+
+
+def test_a_reply_that_stops_inside_its_header_fails_within_its_clock() -> None:
+    """The first byte starts the reply's clock, even when it is only part of the length
+    header (a worker that writes one byte and then works would otherwise wait out the
+    whole call unwatched); the watch is called until the reply is in."""
+    import os
+    import time
+
+    r, w = os.pipe()
+    os.write(w, b"\x00")
+    calls = []
+    try:
+        start = time.monotonic()
+        with pytest.raises(wire.WireError, match="did not finish"):
+            wire.recv_reply(r, 4096, 30.0, rest_s=0.3, watch=lambda: calls.append(1) or None)
+        assert time.monotonic() - start < 2.0 and calls
+        os.write(w, b"\x00")
+        with pytest.raises(wire.Stopped, match="over"):
+            wire.recv_reply(r, 4096, 30.0, rest_s=5.0, watch=lambda: "over")
+        assert time.monotonic() - start < 3.0
+    finally:
+        os.close(r)
+        os.close(w)

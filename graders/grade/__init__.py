@@ -22,10 +22,10 @@ from graders.grade.report import (DETAIL_LINES, HIDDEN_DETAILS, HIDDEN_VISIBILIT
                                   failure_details, hidden_failure, item_note, junit_xml,
                                   results_json, status_label, table, write_reports)
 from graders.grade.run import GRACE_S, PER_TEST_TIMEOUT_S, isolation_env, run
-from graders.grade.scoring import score
+from graders.grade.scoring import safe_text, score
 
 __all__ = ["DETAIL_LINES", "GRACE_S", "HIDDEN_DETAILS", "HIDDEN_VISIBILITIES", "LOAD_POINTER",
            "MESSAGE_CHARS", "MISSING_POINTER", "NOT_IMPLEMENTED", "PER_TEST_TIMEOUT_S", "Grade",
            "GradeError", "ItemResult", "TestResult", "failure_details", "hidden_failure",
            "isolation_env", "item_note", "items_that_differ", "junit_xml", "results_json", "run",
-           "score", "status_label", "table", "write_reports"]
+           "safe_text", "score", "status_label", "table", "write_reports"]

@@ -3,10 +3,32 @@ credit inside an item; a skipped item is not counted)."""
 
 from __future__ import annotations
 
+import re
+
 from graders.grade.model import Grade, ItemResult, MESSAGE_CHARS
 
 
+# what no report may carry from a submission: C0 controls but newline and tab (ESC starts
+# the terminal's escape sequences; most are invalid in XML 1.0), DEL and the C1 controls,
+# surrogates and U+FFFE/U+FFFF (invalid in XML), and the bidirectional overrides and
+# isolates that make text read other than it is stored
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
+                     "\u202a-\u202e\u2066-\u2069]")
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every character no report may show replaced by U+FFFD: what a
+    submission can influence (exception messages, reprs, names, output) passes through
+    here before it reaches any report (the terminal table, junit.xml, results.json,
+    summary.csv, report.html)."""
+    return _UNSAFE.sub("\ufffd", text)
+
+
 def score(grade: Grade) -> None:
+    # the boundary: every report is made from what this leaves in the grade
+    grade.impl = safe_text(grade.impl)
+    for t in grade.tests:
+        t.message = safe_text(t.message)
     items = grade.kata.tested_items
     if grade.rubric_filter:
         wanted = set(grade.rubric_filter.split(","))

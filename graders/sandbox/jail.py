@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from graders import wire
+from graders import measure, wire
 
 
 CLONE_NEWNS = 0x00020000
@@ -305,11 +305,17 @@ def _set_limits(limits: Limits) -> None:
 
 
 def preexec(backend: str, uid: int | None, new_root: str | None, scratch: str,
-             limits: Limits, flt: Any) -> Callable[[], None]:
-    """Runs in the child between fork and exec. Under bwrap: a new session and the
-    limits (bwrap and the launcher do the rest). Otherwise also the fallback's namespaces,
-    the uid switch and the seccomp filter."""
+             limits: Limits, flt: Any, cgroup: str | None = None) -> Callable[[], None]:
+    """Runs in the child between fork and exec. First the sandbox's cgroup (where there is
+    one: everything the sandbox ever starts is then accounted there). Under bwrap: a new
+    session and the limits (bwrap and the launcher do the rest). Otherwise also the
+    fallback's namespaces, the uid switch and the seccomp filter."""
     def run() -> None:
+        if cgroup is not None:
+            try:   # checked from outside once started (_checked_cgroup)
+                measure.join_cgroup(cgroup)
+            except OSError:
+                pass
         os.setsid()
         if backend == "namespaces" and new_root:
             libc = _libc()

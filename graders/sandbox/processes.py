@@ -24,11 +24,54 @@ from graders.sandbox.scratch import scratch_base
 OUTPUT_TAIL_BYTES = 64 << 10      # what run_command returns of a command's output
 
 
+_UID_BLOCKS = 100_000
+_uid_block: dict[int, tuple[int, int]] = {}   # pid -> (block, the descriptor holding it)
+
+
+def _claims_folder() -> str:
+    for top in ("/run", "/tmp"):
+        folder = os.path.join(top, "kata-uid-claims")
+        try:
+            os.makedirs(folder, mode=0o755, exist_ok=True)
+            if os.access(folder, os.W_OK):
+                return folder
+        except OSError:
+            continue
+    raise SandboxUnavailable("no folder for uid claims in /run or /tmp")
+
+
+def uid_block() -> int:
+    """This process's block of worker uids, unique on the machine while it lives: claimed
+    by an exclusive lock (``flock``) on ``/run/kata-uid-claims/<block>`` (``/tmp`` where
+    /run is not writable), held until the process ends (the kernel drops it then, however
+    the process ends), so concurrent graders (a batch with ``--jobs``, two CI runners, and
+    containers that share that folder) never hold the same uids and the root fallback's
+    sweep by uid never ends another grader's worker. The search starts at pid mod 100000."""
+    import fcntl
+
+    pid = os.getpid()
+    if pid in _uid_block:
+        return _uid_block[pid][0]
+    folder = _claims_folder()
+    for i in range(_UID_BLOCKS):
+        block = (pid + i) % _UID_BLOCKS
+        fd = os.open(os.path.join(folder, str(block)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                     0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _uid_block[pid] = (block, fd)
+        return block
+    raise SandboxUnavailable("every block of worker uids is claimed")
+
+
 def sandbox_uid(base: int = 200000) -> int:
-    # one uid per trusted process, so parallel graders never sweep each other's workers;
-    # the reference's workers (graders.impl.measured_call) use base 300000 and candidate
-    # test commands base 400000, so sweeping one kind in the root fallback never ends another
-    return base + os.getpid() % 100000
+    # one uid per trusted process (its claimed block), so parallel graders never sweep each
+    # other's workers; the reference's workers (graders.impl.measured_call) use base 300000
+    # and candidate test commands base 400000, so sweeping one kind never ends another
+    return base + uid_block()
 
 
 def chown_tree(top: Path, uid: int) -> None:
@@ -40,7 +83,7 @@ def chown_tree(top: Path, uid: int) -> None:
 
 def spawn(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, *,
            env: dict[str, str], out: IO[bytes] | int, pass_fds: tuple[int, ...] = (),
-           uid: int | None = None,
+           uid: int | None = None, cgroup: str | None = None,
            script: bool = False) -> tuple[subprocess.Popen[bytes], Path | None]:
     """Start argv (cwd: scratch) in the sandbox ``caps`` describes; with ``script``, argv is
     a Python script and its arguments, run by this interpreter with PYTHON_FLAGS. Returns
@@ -64,7 +107,7 @@ def spawn(caps: Capabilities, argv: list[str], scratch: Path, limits: Limits, *,
         if caps.backend == "namespaces":
             new_root = Path(tempfile.mkdtemp(prefix="root-", dir=scratch_base()))
     prepare = preexec(caps.backend, uid, str(new_root) if new_root else None, str(scratch),
-                       limits, flt)
+                       limits, flt, cgroup)
     try:
         proc = subprocess.Popen(argv, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=out, pass_fds=pass_fds, preexec_fn=prepare)

@@ -5,8 +5,9 @@ plain data and raises the worker's exceptions as the kata's own types."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from graders import catalog, wire
 from graders.sandbox.backends import capabilities
@@ -42,6 +43,17 @@ class Session:
         self.exc_classes: dict[str, type[BaseException]] = {}
         self.zygote: Zygote | None = None
         self.use_zygote = Zygote.usable(capabilities())
+        self._watch: Callable[[], str | None] | None = None
+
+    @contextlib.contextmanager
+    def watching(self, watch: Callable[[], str | None]) -> Iterator[None]:
+        """Every call made inside the block is watched by ``watch`` (a CPU meter's): a
+        measured call then goes through the proxy exactly as a checked call does."""
+        self._watch = watch
+        try:
+            yield
+        finally:
+            self._watch = None
 
     def _new_worker(self) -> Worker:
         name = f"_submission_{self.kata}"
@@ -93,7 +105,7 @@ class Session:
              watch: Callable[[], str | None] | None = None) -> Any:
         worker = self.current()
         generation = self.generation
-        reply = worker.request(message, watch)
+        reply = worker.request(message, watch if watch is not None else self._watch)
         if "ok" in reply:
             return wire.decode(reply["ok"], lambda d: self._proxy(d, generation))
         err = reply.get("error")

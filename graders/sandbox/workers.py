@@ -21,8 +21,17 @@ from graders.sandbox.backends import capabilities
 from graders.sandbox.errors import WorkerError
 from graders.sandbox.jail import Capabilities, Limits
 from graders.sandbox.processes import (chown_tree, end_process, exit_status, kill_and_wait,
-                                       running, sandbox_uid, spawn, worker_env)
+                                       running, sandbox_uid, spawn, uid_block, worker_env)
 from graders.sandbox.scratch import prepare_scratch
+
+
+def _checked_cgroup(cgroup: str | None, pid: int) -> str | None:
+    """``cgroup`` if the sandbox's first process did join it (everything it starts is then
+    in it too), else None (the fallback meter is used; an empty cgroup would read 0)."""
+    if cgroup is not None and pid not in measure.cgroup_pids(cgroup):
+        measure.remove_cgroup(cgroup)
+        return None
+    return cgroup
 
 
 class Worker:
@@ -34,6 +43,7 @@ class Worker:
         caps = self.caps = capabilities()
         self.limits = limits
         self.uid = sandbox_uid(uid_base) if os.geteuid() == 0 and caps.separate_uid else None
+        self.cgroup = measure.new_cgroup() if caps.backend != "limits" else None
         self.new_root: Path | None = None
         self.scratch, target = prepare_scratch(submission, trusted_copy, bound)
         self.output_path = Path(tempfile.mkstemp(prefix="kata-worker-out-")[1])
@@ -51,8 +61,14 @@ class Worker:
                     caps, [str(self.scratch / "_kata_worker.py"), str(req_r), str(rep_w),
                            str(target), module_name] + (["read-only"] if read_only else []),
                     self.scratch, limits, env=worker_env(self.scratch), out=out,
-                    pass_fds=(req_r, rep_w), uid=self.uid, script=True)
-        self._connect(start)
+                    pass_fds=(req_r, rep_w), uid=self.uid, cgroup=self.cgroup, script=True)
+        try:
+            self._connect(start)
+        except BaseException:
+            if self.cgroup is not None:
+                measure.remove_cgroup(self.cgroup)
+            raise
+        self.cgroup = _checked_cgroup(self.cgroup, self.proc.pid)
 
     def _connect(self, start: Callable[[int, int], None]) -> None:
         """Make the request and reply pipes, hand the worker's ends to ``start`` (which
@@ -79,6 +95,47 @@ class Worker:
         """The root of the worker's process tree, for measurements taken from outside."""
         return int(self.proc.pid)
 
+    @property
+    def top(self) -> int:
+        """The sandbox's first process (bwrap, or the worker itself in the fallbacks)."""
+        return int(self.proc.pid)
+
+    def meter(self) -> "measure.Meter | measure.CgroupMeter":
+        """A CPU meter of the whole sandbox (its cgroup), or of the worker's processes
+        found from outside where no cgroup could be made; not started."""
+        if self.cgroup is not None:
+            return measure.CgroupMeter(self.cgroup)
+        return measure.Meter(self.pid, self.uid)
+
+    def _main(self) -> int:
+        """The worker's own interpreter: below bwrap (and the pid namespace's init, also a
+        bwrap) where there is one, the oldest child at each step (orphans re-parented to
+        the init are younger)."""
+        main = getattr(self, "_main_pid", None)
+        if main is None:
+            main = self.proc.pid
+            for _ in range(4):
+                try:
+                    with open(f"/proc/{main}/comm") as fh:
+                        if fh.read().strip() != "bwrap":
+                            break
+                except OSError:
+                    break
+                kids = measure._children_of(main)
+                if kids is None:
+                    kids = measure._all_parents().get(main, [])
+                started = [(st[1], k) for k in kids if (st := measure._stat(k)) is not None]
+                if not started:
+                    break
+                main = min(started)[1]
+            self._main_pid = main
+        return main
+
+    def survivors(self) -> list[int]:
+        """Processes the submission started that are still running (none may outlive a
+        measured call)."""
+        return measure.survivors(self._main(), self.top, self.cgroup, self.uid)
+
     def _exit_code(self) -> int | None:
         try:
             return exit_status(self.caps, self.proc.wait(timeout=5))
@@ -102,24 +159,15 @@ class Worker:
         except (BrokenPipeError, OSError):
             self._died()
         cap = getattr(self.limits, "reply_bytes", wire.REPLY_BYTES)
-        wait = self.limits.call_seconds
-        if watch is not None:
-            deadline = time.monotonic() + wait
-            ready: list[Any] = []
-            while not ready:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                ready, _, _ = select.select([self.replies], [], [], min(left, 0.02))
-                if not ready:
-                    reason = watch()
-                    if reason:
-                        self.kill()
-                        self.dead = reason
-                        raise WorkerError(reason)
-            wait = max(0.0, deadline - time.monotonic())
         try:
-            reply = wire.recv_reply(self.replies.fileno(), cap, wait)
+            # the watch runs until the whole reply is in, and the reply (its length header
+            # included) must arrive in full within a few seconds of its first byte
+            reply = wire.recv_reply(self.replies.fileno(), cap, self.limits.call_seconds,
+                                    watch=watch)
+        except wire.Stopped as stop:
+            self.kill()
+            self.dead = str(stop)
+            raise WorkerError(self.dead) from None
         except BaseException as exc:
             if not isinstance(exc, (TimeoutError, wire.WireError, ValueError, OSError)):
                 # interrupted while the worker still computes (the test's own timeout
@@ -176,7 +224,11 @@ class Worker:
 
     def kill(self) -> None:
         """End the worker: every process of it is gone when this returns."""
+        if self.cgroup is not None:
+            measure.kill_cgroup(self.cgroup)
         end_process(self.proc, self.caps, self.uid)
+        if self.cgroup is not None:
+            measure.remove_cgroup(self.cgroup)
         for stream in (self.requests, self.replies):
             try:
                 stream.close()
@@ -248,10 +300,11 @@ def _parent_of(pid: int) -> int:
 
 def _child_uid(uid_base: int, n: int) -> int:
     """A uid no other worker of any grader on this machine holds: one range per kind of
-    worker (submission 200000, reference 300000), one block per trusted process, one uid per
+    worker (submission 200000, reference 300000), one block per trusted process (claimed:
+    ``uid_block``), one uid per
     forked worker (reused only after a thousand workers, long after that one is gone)."""
     return (1_000_000_000 + (uid_base // 100_000 % 10) * 100_000_000
-            + (os.getpid() % 100_000) * 1000 + n % 1000)
+            + uid_block() * 1000 + n % 1000)
 
 
 class Zygote:
@@ -284,6 +337,7 @@ class Zygote:
         os.chmod(self.scratch, 0o755)   # workers read their code; only their folder is theirs
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.ctrl = ours
+        self.cgroup = measure.new_cgroup()
         try:
             with open(self.output_path, "wb") as out:
                 self.proc, _ = spawn(
@@ -292,14 +346,17 @@ class Zygote:
                                 str(_child_uid(uid_base, 0))]   # the compile child's uid
                     + (["read-only"] if read_only else []),
                     self.scratch, limits, env=worker_env(self.scratch), out=out,
-                    pass_fds=(theirs.fileno(),), uid=None, script=True)
+                    pass_fds=(theirs.fileno(),), uid=None, cgroup=self.cgroup, script=True)
         except BaseException:
+            if self.cgroup is not None:
+                measure.remove_cgroup(self.cgroup)
             ours.close()
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.output_path.unlink(missing_ok=True)
             raise
         finally:
             theirs.close()
+        self.cgroup = _checked_cgroup(self.cgroup, self.proc.pid)
         self.ns_pid: int | None = None
         self.infra: set[int] = set()
         self.tmp_kept: set[str] = set()
@@ -406,7 +463,11 @@ class Zygote:
             and running(self.host_pid)
 
     def kill(self) -> None:
+        if self.cgroup is not None:
+            measure.kill_cgroup(self.cgroup)
         end_process(self.proc, self.caps, None)
+        if self.cgroup is not None:
+            measure.remove_cgroup(self.cgroup)
         try:
             self.ctrl.close()
         except OSError:
@@ -423,6 +484,7 @@ class ForkedWorker(Worker):
         self.caps = zygote.caps
         self.limits = zygote.limits
         self.zygote = zygote
+        self.cgroup = zygote.cgroup   # the sandbox's: the zygote is idle while a call runs
         self.new_root = None
         self.dead = None
         zygote.forked += 1
@@ -454,6 +516,13 @@ class ForkedWorker(Worker):
     def pid(self) -> int:
         return self.host_pid
 
+    @property
+    def top(self) -> int:
+        return int(self.zygote.proc.pid)
+
+    def _main(self) -> int:
+        return self.host_pid
+
     def _exit_code(self) -> int | None:
         status = self.zygote.exit_status(self.ns_pid, 5.0)
         if status is None:
@@ -468,8 +537,10 @@ class ForkedWorker(Worker):
         /tmp emptied (the worker's folder is there)."""
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:
-            left = [p for p in measure.tree(self.zygote.proc.pid)
-                    if p not in self.zygote.infra and running(p)]
+            inside = measure.tree(self.zygote.proc.pid)
+            if self.cgroup is not None:   # also what left the tree (nothing leaves the cgroup)
+                inside += measure.cgroup_pids(self.cgroup)
+            left = [p for p in set(inside) if p not in self.zygote.infra and running(p)]
             if not left:
                 break
             kill_and_wait(left, min(0.05, max(0.0, deadline - time.monotonic())))

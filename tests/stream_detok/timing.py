@@ -23,10 +23,14 @@ from __future__ import annotations
 
 import codecs
 import random
+import secrets
 from typing import Any
 
 LENGTH, LIMIT = 50_000, 8.0
 STOPS = ["<|end|>", "\n\nUser:"]
+# the timed stream is drawn afresh by every test process, so no submission can compute its
+# answers ahead of the timed call (outside the measured window) from a seed it can read
+TIMED_SEED = secrets.randbits(32)
 
 
 def workload(n: int, seed: int = 7) -> tuple[list[bytes], list[int]]:
@@ -89,13 +93,25 @@ def same_window(mod: Any, vocab: list[bytes], ids: list[int], stops: list[str],
 
 
 def _measure(stops: list[str], ids: list[int], vocab: list[bytes], reference: bool,
-             budget: float | None = None) -> tuple[tuple[list[int], str, int], float]:
-    from graders.impl import measured_call
+             budget: float | None = None, window: int | None = None
+             ) -> tuple[tuple[list[int], str, int], float]:
+    """One timed stream; unless ``reference``, checked as the correctness tests check a
+    stream (``streamed``; with ``window``, also ``same_window``) before its time counts."""
+    from graders.impl import kata_impl, measured_call
     from graders.support import stream_detok as driver
+
+    def check(result: Any) -> str | None:
+        sent, text, pushed = result
+        sent = [int(n) for n in sent]
+        if int(pushed) < len(ids):
+            return None   # stopped at its budget: judged by the caller, never by its answer
+        return streamed(vocab, ids, stops, sent, str(text)) or (
+            None if window is None else
+            same_window(kata_impl("stream_detok"), vocab, ids, stops, sent, window))
 
     (sent, text, pushed), used = measured_call(
         "stream_detok", driver.push_each, "StreamDetokenizer", vocab, ids, stops,
-        reference=reference, budget=budget)
+        reference=reference, budget=budget, check=None if reference else check)
     return ([int(n) for n in sent], str(text), int(pushed)), float(used)
 
 
@@ -108,7 +124,7 @@ def reference_cpu(stops: list[str], again: bool = False) -> float:
 
     key = (isolated(), tuple(stops))
     if key not in _reference_cpu or again:
-        vocab, ids = workload(LENGTH)
+        vocab, ids = workload(LENGTH, TIMED_SEED)
         if key not in _reference_cpu:
             _measure(stops, ids[:2000], vocab, True)   # warm-up
         used = _measure(stops, ids, vocab, True)[1]
@@ -120,34 +136,32 @@ def growth(stops: list[str] = STOPS, window: int = 30_000) -> tuple[bool, str]:
     """(passed, what was measured). The timed stream must also be right and streamed: a
     fast wrong answer is not linear time. ``window``: where ``same_window`` checks that the
     timed run's pushes are the class's own."""
-    from graders.impl import OverBudget, kata_impl
+    from graders.impl import OverBudget, WrongResult
 
-    vocab, ids = workload(LENGTH)
+    vocab, ids = workload(LENGTH, TIMED_SEED)
     ref = reference_cpu(stops)
     try:   # a warm-up that counts: the first 2000 tokens, under the whole stream's budget
         (sent, text, _), _ = _measure(stops, ids[:2000], vocab, False, 1.5 * LIMIT * ref)
     except OverBudget as exc:
         return False, (f"the first 2000 tokens alone used {exc.seconds:.2f} CPU seconds, past "
                        f"1.5 x {LIMIT:g} times the reference's {ref:.3f} s for all {LENGTH}")
-    wrong = streamed(vocab, ids[:2000], stops, sent, text)
-    if wrong:
-        return False, wrong
+    except WrongResult as exc:
+        return False, str(exc)
     notes = []
     for attempt in range(2):
         ref = reference_cpu(stops, again=attempt > 0)
         bound = LIMIT * ref
         try:
-            (sent, text, pushed), used = _measure(stops, ids, vocab, False, 1.5 * bound)
+            (sent, text, pushed), used = _measure(stops, ids, vocab, False, 1.5 * bound,
+                                                  window)
         except OverBudget as exc:
             return False, (f"stopped after {exc.seconds:.2f} CPU seconds, past 1.5 x {LIMIT:g} "
                            f"times the reference's {ref:.3f} s")
+        except WrongResult as exc:
+            return False, str(exc)
         if pushed < LENGTH:
             return False, (f"after {1.5 * bound:.2f} CPU seconds ({1.5 * LIMIT:g} times the "
                            f"reference's) only {pushed} of {LENGTH} tokens were pushed")
-        wrong = streamed(vocab, ids, stops, sent, text) or same_window(
-            kata_impl("stream_detok"), vocab, ids, stops, sent, window)
-        if wrong:
-            return False, wrong
         if used <= bound:
             return True, f"{used:.3f} CPU seconds, {used / ref:.1f} times the reference's"
         notes.append(f"{used:.3f} CPU seconds, {used / ref:.1f} times the reference's "

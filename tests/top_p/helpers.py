@@ -10,6 +10,7 @@ so it cannot depend on a tie order.
 from __future__ import annotations
 
 import math
+import secrets
 from typing import Any
 
 import numpy as np
@@ -339,8 +340,13 @@ def check_no_loop(module: Any, fn_name: str, direction: str) -> None:
 CPU_LIMIT = 40.0        # honest numpy solutions measured at 1-19x the reference, loops 100x+
 
 
+# the timed inputs are drawn afresh by every test process, so no submission can compute their
+# answers ahead of the timed call (outside the measured window) from a seed it can read
+TIMED_SEED = secrets.randbits(32)
+
+
 def cpu_inputs(direction: str) -> tuple[np.ndarray, ...]:
-    rng = np.random.default_rng(83 if direction == "rows" else 89)
+    rng = np.random.default_rng([TIMED_SEED, 83 if direction == "rows" else 89])
     if direction == "rows":
         rows, vocab = 32768, 2
         x = rows_of(rng, rows, vocab, 2.0, bf16=True)
@@ -357,6 +363,7 @@ def cpu_inputs(direction: str) -> tuple[np.ndarray, ...]:
 
 
 _reference_cpu: dict[tuple[bool, str, str], float] = {}
+_reference_out: dict[tuple[bool, str, str], np.ndarray] = {}
 
 
 def _positional(fn_name: str, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
@@ -369,19 +376,51 @@ def _small(args: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
     return (args[0][:1, :64].copy(),) + tuple(a[:1] for a in args[1:])
 
 
+def check_measured(fn_name: str, got: Any, args: tuple[np.ndarray, ...],
+                   near: np.ndarray) -> None:
+    """A timed call's answer, checked as the correctness tests check answers: every row
+    that differs from ``near`` (the reference's answer on the same inputs: a cheap way to
+    find the rows worth a look) must be the model's, unless the row sits within ``CLEAR``
+    of a tie (p against a candidate mass, u against the CDF), where either side of the
+    tie is accepted as the correctness tests accept it by never drawing such rows."""
+    x = args[0]
+    check_plausible(fn_name, got, x)
+    got = np.asarray(got)
+    if fn_name == "kept_mask":
+        t, p, k = args[1], args[2], args[3]
+        rows = np.flatnonzero((got != near).any(axis=1))
+    else:
+        t, p, u, k = args[1], args[2], args[3], args[4]
+        rows = np.flatnonzero(got != near)
+    for b in rows.tolist():
+        tb, pb, kb = float(t[b]), float(p[b]), int(k[b])
+        if p_margin_row(x[b], tb, pb, kb) <= CLEAR:
+            continue
+        sl = slice(b, b + 1)
+        if fn_name == "kept_mask":
+            check_mask(got[sl], model_mask_row(x[b], tb, pb, kb)[None], x[sl], t[sl], p[sl],
+                       k[sl], what=f"the timed call (row {b}): ")
+        else:
+            if u_margin_row(x[b], tb, pb, kb, float(u[b])) <= CLEAR:
+                continue
+            check_sample(got[sl], np.array([model_sample_row(x[b], tb, pb, kb, float(u[b]))]),
+                         x[sl], t[sl], p[sl], u[sl], k[sl], what=f"the timed call (row {b}): ")
+
+
 def reference_cpu(fn_name: str, direction: str) -> float:
     """The reference's CPU seconds for the same call, in a worker of its own (in-process
-    when testing in-process): the fastest of two runs after a warm-up."""
+    when testing in-process): the fastest of two runs after a warm-up. Its answer is kept
+    (``reference_out``) to find the rows of a timed answer worth checking."""
     from graders.impl import isolated, measured_call
-    from graders.support import top_p as support
 
     key = (isolated(), fn_name, direction)
     if key not in _reference_cpu:
         args = _positional(fn_name, cpu_inputs(direction))
-        measured_call("top_p", support.call, fn_name, *_small(args), reference=True)
-        _reference_cpu[key] = min(
-            measured_call("top_p", support.call, fn_name, *args, reference=True)[1]
-            for _ in range(2))
+        measured_call("top_p", None, fn_name, *_small(args), reference=True)
+        runs = [measured_call("top_p", None, fn_name, *args, reference=True)
+                for _ in range(2)]
+        _reference_cpu[key] = min(used for _, used in runs)
+        _reference_out[key] = np.asarray(runs[0][0])
     return _reference_cpu[key]
 
 
@@ -389,26 +428,32 @@ def check_cpu(fn_name: str, direction: str) -> None:
     """The call's CPU time, taken from outside the implementation's process, is within
     ``CPU_LIMIT`` times the reference's on the same inputs. Each call is judged on its own
     (never against the submission's own time at another size), so slowing any call down can
-    only lose the item. A near miss is measured once more (a busy machine)."""
-    from graders.impl import OverBudget, measured_call
-    from graders.support import top_p as support
+    only lose the item. Every timed call is made as the checked calls are (through the
+    proxy, no driver) and its answer checked against the model (``check_measured``), so
+    answering a timed call differently can only lose. A near miss is measured once more
+    (a busy machine)."""
+    from graders.impl import OverBudget, isolated, measured_call
 
     args = _positional(fn_name, cpu_inputs(direction))
+    ref = reference_cpu(fn_name, direction)
+    near = _reference_out[(isolated(), fn_name, direction)]
     # a small call first: the worker has imported everything before the measured one
     small = _small(args)
-    check_plausible(fn_name, measured_call("top_p", support.call, fn_name, *small)[0], small[0])
-    ref = reference_cpu(fn_name, direction)
+    want_small = (model_mask(*small) if fn_name == "kept_mask" else
+                  model_sample(small[0], small[1], small[2], small[3], small[4]))
+    measured_call("top_p", None, fn_name, *small,
+                  check=lambda got: check_measured(fn_name, got, small, want_small))
     bound = CPU_LIMIT * ref
     shape = "x".join(map(str, args[0].shape))
     seen = []
     for _ in range(2):
         try:
-            result, used = measured_call("top_p", support.call, fn_name, *args,
-                                         budget=1.5 * bound)
+            result, used = measured_call(
+                "top_p", None, fn_name, *args, budget=1.5 * bound,
+                check=lambda got: check_measured(fn_name, got, args, near))
         except OverBudget as exc:
             seen.append(f"more than {exc.budget:.3f} s (stopped at {exc.seconds:.3f} s)")
             break
-        check_plausible(fn_name, result, args[0])
         if used <= bound:
             return
         seen.append(f"{used:.3f} s")

@@ -290,6 +290,30 @@ def test_tp_and_config_bad_input():
             m.allreduce_bytes(cfg, *args)
 
 
+def not_positive_ints(value):
+    """What the prompt refuses for a config field of ``value``: a float (even a whole one), a
+    bool, a string, None, zero and a negative."""
+    return [float(value), float(value) + 0.5, True, False, str(value), None, 0, -value]
+
+
+@pytest.mark.rubric("tp_count")
+def test_config_fields_must_be_positive_ints():
+    """Rule: Bad input"""
+    cfg = config(LLAMA_405B)
+    for key, tps in (("num_hidden_layers", (2, 8)), ("num_attention_heads", (1, 8))):
+        for bad in not_positive_ints(cfg[key]):
+            for tp in tps:
+                with pytest.raises(ValueError):
+                    m.allreduces_per_token(dict(cfg, **{key: bad}), tp)
+    for bad in not_positive_ints(cfg["hidden_size"]):
+        with pytest.raises(ValueError):
+            m.allreduce_bytes(dict(cfg, hidden_size=bad), 1)
+    broken = dict(cfg)
+    del broken["hidden_size"]
+    with pytest.raises(ValueError):
+        m.allreduce_bytes(broken, 1)
+
+
 # =====================================================================================
 # step_model
 # =====================================================================================
@@ -390,6 +414,22 @@ def test_best_layout_ties_go_to_the_first():
     for bad in ([], [(8,)], [(8, 1, 1)], [8], [(3, 1)], "81"):
         with pytest.raises(ValueError):
             m.best_layout(cfg, 1, bad, 1e9, 3350, 10, 450)
+
+
+@pytest.mark.rubric("step_model")
+def test_step_functions_refuse_a_bad_config():
+    """Rule: Bad input"""
+    cfg = config(LLAMA_405B)
+    args = (1, 8, 2, 405e9, 4800, 3000, 450)
+    for key in ("hidden_size", "num_hidden_layers", "num_attention_heads"):
+        for bad in [*not_positive_ints(cfg[key]), "missing"]:
+            broken = dict(cfg, **{key: bad})
+            if bad == "missing":
+                del broken[key]
+            with pytest.raises(ValueError):
+                m.step_time_ns(broken, *args)
+            with pytest.raises(ValueError):
+                m.best_layout(broken, 1, [(8, 2)], 405e9, 4800, 3000, 450)
 
 
 @pytest.mark.rubric("step_model")

@@ -1,4 +1,4 @@
-"""Honest baseline of huge_payload: the same submission without the cheat."""
+"""The honest baseline several attacks share: the same submission without their cheats."""
 
 class OutOfSlots(RuntimeError):
     pass

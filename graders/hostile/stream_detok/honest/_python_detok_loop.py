@@ -1,6 +1,4 @@
-"""Honest baseline of replace_driver: the same quadratic detokenizer, drivers left alone.
-Rubric: linear_time
-"""
+"""The honest baseline several attacks share: the same submission without their cheats."""
 
 from __future__ import annotations
 
