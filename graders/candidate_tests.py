@@ -2,7 +2,7 @@
 
 Some katas grade the candidate's own tests (token_bucket's ``your_bound_test``: a property
 test must pass on the reference and fail on every bound-breaking variant). That file is
-candidate code, so under grading it runs only in the sandbox (graders/sandbox.py
+candidate code, so under grading it runs only in the sandbox (graders/sandbox/
 ``run_command``): its own uid, a private root, no network, the worker's resource limits,
 and nothing of the repository or of the grade's files in reach.
 

@@ -6,6 +6,7 @@ prompt) and ``kata.toml``. This module is the one place that knows where each pa
 
 from __future__ import annotations
 
+import ast
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,10 @@ SOLUTIONS_DIR = ROOT / "solutions"
 PUBLIC_TESTS_DIR = ROOT / "tests"
 HIDDEN_TESTS_DIR = ROOT / "graders" / "hidden"
 MUTANTS_DIR = ROOT / "graders" / "mutants"
+ALTERNATIVES_DIR = ROOT / "graders" / "alternatives"   # independent correct solutions
+HOSTILE_DIR = ROOT / "graders" / "hostile"             # attacks beside their honest twins
+STUBS_DIR = ROOT / "graders" / "stubs"                 # a candidate bundle's copies of the stubs
+SUPPORT_DIR = ROOT / "graders" / "support"             # shared by stubs, tests, references
 
 GRADED_BY = ("tests", "interviewer")
 
@@ -192,3 +197,26 @@ def visibility_of_test_path(path: Path) -> str:
         return "hidden"
     except ValueError:
         return "public"
+
+
+def stub_problems(source: str, path: str) -> list[str]:
+    """What makes ``source`` more than a stub: each function whose body (after its
+    docstring) is anything but ``raise NotImplementedError(...)``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return [f"{path}: does not parse ({exc.msg}, line {exc.lineno})"]
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            body = body[1:]
+        raises = len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None \
+            and "NotImplementedError" in ast.dump(body[0].exc)
+        if not raises:
+            found.append(f"{path}:{node.lineno}: {node.name}() does more than raise "
+                         "NotImplementedError")
+    return found

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from graders import catalog
+from graders import catalog, launch
 
-# Plugins are named, not auto-loaded: a machine's other pytest plugins (random ordering,
-# async runners) must neither slow a run nor change its result.
-PLUGINS = ["-p", "_hypothesis_pytestplugin", "-p", "pytest_timeout", "-p", "no:cacheprovider"]
 
 
 def _points(k: catalog.Kata, sep: str) -> str:
@@ -79,9 +76,8 @@ def kata(argv: list[str]) -> int:
     import pytest
 
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    args = [str(k.public_tests), "-q", "--tb=short", *PLUGINS,
-            "--hypothesis-profile", "kata", "-c", str(catalog.ROOT / "pyproject.toml"),
-            *rest]
+    args = launch.pytest_args([str(k.public_tests)], profile="kata", quiet=False,
+                              extra=["-q", "--tb=short", *rest])
     print(f"{k.title}: public tests  (prompt: katas/{name}/README.md)")
     return int(pytest.main(args))
 

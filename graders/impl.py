@@ -49,7 +49,7 @@ def configure(spec: str, isolate: bool = False, call_seconds: float = 60.0) -> N
     """Choose the implementation for this process (called by the pytest plugin).
 
     With ``isolate`` the implementation runs in a sandboxed worker process
-    (graders/sandbox.py) and tests reach it through a proxy; this process never imports it.
+    (graders/sandbox/) and tests reach it through a proxy; this process never imports it.
     """
     global _impl_spec, _isolate, _call_seconds
     reset_workers(final=True)
@@ -113,7 +113,9 @@ def _remote(name: str) -> Any:
 
         limits = sandbox.Limits(call_seconds=_call_seconds,
                                 reply_bytes=wire.reply_cap(catalog.load(name).raw))
-        _sessions[name] = sandbox.Session(name, submission_file(name, _impl_spec), limits)
+        bound = None if _impl_spec in ("katas", "solutions") else Path(_impl_spec)
+        _sessions[name] = sandbox.Session(name, submission_file(name, _impl_spec), limits,
+                                          bound=bound)
     return sandbox.RemoteModule(_sessions[name])
 
 
@@ -124,8 +126,8 @@ def current_spec() -> str:
 def resolve_submission(name: str, spec: str) -> Path:
     """The file to load for kata ``name`` from a path ``spec`` (or ``mutant:NAME``, a mutant
     of that kata built into a scratch folder); a clear error otherwise."""
-    if spec.startswith("mutant:"):   # graders.mutant.SPEC_PREFIX (not in candidate bundles)
-        from graders import mutant
+    if spec.startswith("mutant:"):   # graders.authoring.mutant.SPEC_PREFIX (not in candidate bundles)
+        from graders.authoring import mutant
 
         try:
             return mutant.scratch_file(name, spec[len(mutant.SPEC_PREFIX):])
@@ -428,7 +430,7 @@ def measured_call(kata: str, driver: Any, target: str, *args: Any, reference: bo
         else:
             result = session.support_call(module, driver.__name__, (fn, *args), extra,
                                           watch=meter.watch(backstop))
-    except sandbox.SubmissionError:
+    except sandbox.WorkerError:
         if meter.over:
             raise OverBudget(meter.seconds(), budget if budget is not None else math.inf) \
                 from None
@@ -450,7 +452,7 @@ def _no_survivors(worker: Any) -> None:
         worker.dead = (f"{len(left)} process(es) the implementation started were still "
                        "running after a measured call returned (an orphan, a server, a "
                        "double fork): no process may outlive a measured call")
-        raise sandbox.SubmissionError(worker.dead)
+        raise sandbox.WorkerError(worker.dead)
 
 
 class _SandboxMeter:

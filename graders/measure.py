@@ -13,7 +13,7 @@ so work and growth checks read what the kernel accounts to the worker's processe
   its parent's ``cutime``) can only raise the figure, never lower it.
 - Memory: resident plus swapped-out memory (VmRSS, VmSwap) summed over the worker.
 
-``Meter.watch`` polls while the trusted side waits for a reply (graders/sandbox.py), so a
+``Meter.watch`` polls while the trusted side waits for a reply (graders/sandbox/), so a
 process that lives only for part of a call is still counted, and a call that runs past its
 CPU budget is ended at once instead of at the wall-clock limit.
 

@@ -31,13 +31,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from graders import catalog, impl
+from graders import catalog, impl, launch
 
 MAX_MESSAGE_CHARS = 4000
-# name -> (max_examples, derandomize). grade_seeded is grade with a seed given on the
-# command line (--hypothesis-seed), for a second, different but reproducible sample.
-PROFILES = {"kata": (25, False), "selftest": (60, True), "smoke": (10, True), "grade": (150, True),
-            "grade_seeded": (150, False)}
+PROFILES = launch.PROFILES   # name -> (max_examples, derandomize)
 
 for _name, (_n, _derandomize) in PROFILES.items():
     settings.register_profile(
@@ -250,7 +247,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         for i in items]})
 
 
-_CITE = re.compile(r"^\s*Rules?:\s*(.+?)\s*$", re.MULTILINE)   # as graders/prompt_lint.py
+_CITE = re.compile(r"^\s*Rules?:\s*(.+?)\s*$", re.MULTILINE)   # as graders/authoring/prompt_lint.py
 _LABEL = re.compile(r"^(?:[-*]\s+|\d+\.\s+)?\*\*([^*\n]+?)\.\*\*", re.MULTILINE)
 _prompt_labels: dict[str, dict[str, str]] = {}
 

@@ -82,7 +82,7 @@ def contract_differences(stub: str, candidate: str) -> list[str]:
     return problems
 
 
-STUBS_DIR = catalog.ROOT / "graders" / "stubs"   # a candidate bundle's copies of the stubs
+STUBS_DIR = catalog.STUBS_DIR
 
 
 def _pristine_stub(name: str, editing_in_place: bool) -> str | None:

@@ -25,9 +25,12 @@ import sys
 import time
 import traceback
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import _kata_wire as wire  # copied next to this file as _kata_wire.py
+if TYPE_CHECKING:
+    from graders import wire
+else:
+    import _kata_wire as wire  # copied next to this file as _kata_wire.py
 
 # graders.support (functions and drivers both sides may use) is copied to ./_support
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "_support"))
@@ -270,7 +273,7 @@ def _serve(request: dict[str, Any], path: str, name: str) -> Any:
     if op == "module_attr":
         module = _load(path, name)
         return getattr(module, str(request["name"]))
-    target = _objects[int(request["target"])] if "target" in request else None
+    target: Any = _objects[int(request["target"])] if "target" in request else None
     if op == "call":
         return target(*args, **kwargs)
     if op == "callattr":
@@ -283,11 +286,11 @@ def _serve(request: dict[str, Any], path: str, name: str) -> Any:
     if op == "special":
         return _special(target, str(request["name"]), args)
     if op == "support_call":
-        module = str(request["module"])
-        if not module.startswith("graders.support."):
-            raise ValueError(f"support calls may only name graders.support, not {module}")
+        support = str(request["module"])
+        if not support.startswith("graders.support."):
+            raise ValueError(f"support calls may only name graders.support, not {support}")
         _load(path, name)
-        return getattr(importlib.import_module(module), str(request["name"]))(*args, **kwargs)
+        return getattr(importlib.import_module(support), str(request["name"]))(*args, **kwargs)
     if op == "support_import":   # load a driver before a measured call, not during it
         driver = str(request["module"])
         if not driver.startswith("graders.support."):
@@ -336,7 +339,7 @@ def serve(fd_in: int, fd_out: int, path: str, name: str) -> None:
 
 
 def zygote(ctrl_fd: int, path: str, name: str, compile_uid: int) -> None:
-    """The fork server (graders/sandbox.py ``Zygote``): it never loads the submission. It
+    """The fork server (graders/sandbox/workers.py ``Zygote``): it never loads the submission. It
     imports what every worker needs once, has the submission's files compiled by a child
     under ``compile_uid`` (``_compile_in_child``: it keeps the bytes, unread), then, for
     each request of the trusted side

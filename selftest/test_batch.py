@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from graders import batch, catalog, mutant
+from graders import batch, catalog
+from graders.authoring import mutant
 
 KATA = "radix_cache"
 BAD = Path(__file__).parent / "bad_submissions"

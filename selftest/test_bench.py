@@ -118,8 +118,8 @@ def test_readme_section_is_replaced_between_the_markers(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no bench section"):
         report.update_readme(bare, "| new |\n", "x.png")
     assert bare.read_text(encoding="utf-8") == "no markers\n"
-    # the project's own README carries the section the lead pastes into
-    assert report.README_BEGIN in (ROOT / "README.md").read_text(encoding="utf-8")
+    # the bench's own page carries the section `--readme` pastes into
+    assert report.README_BEGIN in (ROOT / "docs" / "bench" / "README.md").read_text(encoding="utf-8")
 
 
 # -- the peers compute what the references compute ------------------------------------

@@ -1,4 +1,4 @@
-"""The candidate bundle (graders/bundle.py): built from a scratch clone holding a solved
+"""The candidate bundle (graders/packaging/bundle.py): built from a scratch clone holding a solved
 kata and a dirty tree, it leaks nothing, and its own nox sessions work offline."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from graders import bundle, catalog
+from graders import catalog
+from graders.packaging import bundle
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -65,7 +66,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     _solve(clone, KATA)
     _solve(clone, OTHER)
     (clone / "tests" / KATA / "test_mine.py").write_text("def test_mine():\n    pass\n")
-    with (clone / "graders" / "grade.py").open("a") as fh:
+    with (clone / "graders" / "grade" / "run.py").open("a") as fh:
         fh.write("\n# LOCAL-EDIT-NOT-COMMITTED\n")
     (clone / "solutions" / "extra_notes.py").write_text("SECRET_MARKER_UNTRACKED = 1\n")
     with pytest.raises(bundle.BundleError) as refused:
@@ -100,12 +101,12 @@ def test_a_dirty_kata_is_refused_with_what_to_do(built: dict[str, Any]) -> None:
     for path in (f"katas/{KATA}/__init__.py", f"tests/{KATA}/test_mine.py",
                  f"katas/{OTHER}/__init__.py"):
         assert path in msg, msg
-    assert "graders/grade.py" not in msg, "only the katas' own files decide a refusal"
+    assert "graders/grade/run.py" not in msg, "only the katas' own files decide a refusal"
     assert "--ignore-changes" in msg and "git stash" in msg and "commit" in msg, msg
     assert not (built["tmp"] / "refused").exists(), "a refused bundle writes nothing"
     assert built["warnings"] and f"katas/{KATA}/__init__.py" in built["warnings"][0]
     assert "NOT in the bundle" in built["warnings"][0]
-    assert any("graders/grade.py" in w and "not in it" in w for w in built["warnings"][1:])
+    assert any("graders/grade/run.py" in w and "not in it" in w for w in built["warnings"][1:])
 
 
 def test_the_bundle_holds_the_committed_stub_and_nothing_private(built: dict[str, Any]) -> None:
@@ -113,18 +114,20 @@ def test_the_bundle_holds_the_committed_stub_and_nothing_private(built: dict[str
     rel = sorted(str(p.relative_to(out)) for p in built["files"])
     private = [r for r in rel if r.startswith(PRIVATE)]
     assert not private, private
+    harness = "|".join(re.escape(h) + (".*[.]py" if h.endswith("/") else "")
+                       for h in bundle.HARNESS)
     allowed = re.compile(
         rf"^(katas/({KATA}|{OTHER})/|tests/({KATA}|{OTHER})/|data/|hardware_fixtures/"
         r"|graders/(support|stubs)/\w+\.py$|(katas|tests)/__init__\.py$"
         r"|(README\.md|noxfile\.py|pyproject\.toml|conftest\.py)$"
-        rf"|graders/({'|'.join(re.escape(h) for h in bundle.HARNESS)})$)")
+        rf"|graders/({harness})$)")
     assert [r for r in rel if not allowed.match(r)] == []
     assert f"tests/{KATA}/test_mine.py" not in rel
     for name in (KATA, OTHER):
         shipped = (out / "katas" / name / "__init__.py").read_text()
         assert shipped == _git(clone, "show", f"HEAD:katas/{name}/__init__.py")
-        assert bundle.stub_problems(shipped, name) == []
-    assert "LOCAL-EDIT-NOT-COMMITTED" not in (out / "graders" / "grade.py").read_text()
+        assert catalog.stub_problems(shipped, name) == []
+    assert "LOCAL-EDIT-NOT-COMMITTED" not in (out / "graders" / "grade" / "run.py").read_text()
 
     # no line of a reference, hidden test, alternative or mutant that the public side lacks
     secret = set(built["secret"])
@@ -164,7 +167,7 @@ def test_the_shipped_kata_toml_has_no_interviewer_field(built: dict[str, Any]) -
 
 
 def test_every_kata_toml_key_is_classified() -> None:
-    """A new kata.toml field must be declared public or private in graders/bundle.py."""
+    """A new kata.toml field must be declared public or private in graders/packaging/bundle.py."""
     known_top = set(bundle.PUBLIC_KATA_KEYS) | set(bundle.INTERVIEWER_KEYS) | set(
         bundle.MAINTAINER_KEYS)
     known_item = set(bundle.PUBLIC_RUBRIC_KEYS) | set(bundle.INTERVIEWER_KEYS)
@@ -271,9 +274,8 @@ def _lines(text: str) -> set[str]:
     return {s for s in (line.strip() for line in text.splitlines()) if len(s) >= 25}
 
 
-# imported only on paths a bundle never takes (a mutant spec: --impl mutant:NAME; the stub
-# check of an interview with neither git nor the bundle's graders/stubs copy)
-NOT_SHIPPED_ON_PURPOSE = {"mutant", "bundle"}
+# imported only on paths a bundle never takes (a mutant spec: --impl mutant:NAME)
+NOT_SHIPPED_ON_PURPOSE = {"authoring"}
 
 
 def test_every_graders_module_the_harness_imports_is_shipped(built: dict[str, Any]) -> None:
@@ -283,7 +285,7 @@ def test_every_graders_module_the_harness_imports_is_shipped(built: dict[str, An
     shipped = {p.stem for p in (out / "graders").glob("*.py")} | {
         p.name for p in (out / "graders").iterdir() if p.is_dir()}
     wanted: dict[str, str] = {}
-    for path in [*(out / "graders").glob("*.py"), *(out / "tests").rglob("*.py")]:
+    for path in [*(out / "graders").rglob("*.py"), *(out / "tests").rglob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
             names: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.module == "graders":

@@ -19,7 +19,7 @@ import pytest
 from graders import candidate_tests, catalog, grade, sandbox
 from graders.hidden.token_bucket import test_token_bucket_bound_grading as grading
 
-HOSTILE = catalog.ROOT / "graders" / "hostile" / "token_bucket"
+HOSTILE = catalog.HOSTILE_DIR / "token_bucket"
 ATTACKS = sorted(p.name for p in HOSTILE.iterdir()
                  if p.is_dir() and p.name != "honest" and (p / "__init__.py").is_file())
 TRACES = [Path("/tmp/PWNED-BY-SUBMISSION"), Path("/tmp/READ-HIDDEN-BY-SUBMISSION"),
@@ -149,7 +149,7 @@ def test_practice_runs_the_same_scratch_in_a_plain_process(tmp_path: Path) -> No
 @pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0, reason="needs root on Linux")
 def test_the_sandbox_hides_the_grader_and_bounds_the_run(tmp_path: Path) -> None:
     assert full_sandbox(), sandbox.capabilities().notes
-    hidden = catalog.ROOT / "graders" / "hidden" / "token_bucket" / \
+    hidden = catalog.HIDDEN_TESTS_DIR / "token_bucket" / \
         "test_token_bucket_bound_grading.py"
     script = (
         "import os, subprocess, sys\n"

@@ -25,7 +25,7 @@ BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s
 
 
 def _tree_cpu(script: str) -> float:
-    # a session of its own, as a grading worker has (graders/sandbox.py)
+    # a session of its own, as a grading worker has (graders/sandbox/)
     proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)],
                             start_new_session=True)
     meter = measure.Meter(proc.pid).start()

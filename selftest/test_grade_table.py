@@ -43,7 +43,7 @@ def _grade() -> grade.Grade:
     tests += [grade.TestResult(f"{public_file}::test_{i}", i, "public", "passed")
               for i in tested[3:]]
     g = grade.Grade(kata, "submission.py", None, "grade", tests)
-    grade._score(g)
+    grade.score(g)
     return g
 
 
@@ -107,7 +107,7 @@ def test_a_hardware_item_says_what_graded_it() -> None:
         t = grade.TestResult(node, hw.id, "hidden", outcome, "" if outcome == "passed" else "E  x",
                              note=note)
         g = grade.Grade(kata, "submission.py", None, "grade", [t], rubric_filter=hw.id)
-        grade._score(g)
+        grade.score(g)
         [r] = g.items
         assert r.note == note
         assert note[:40] in grade.table(g, candidate=True)
@@ -115,5 +115,5 @@ def test_a_hardware_item_says_what_graded_it() -> None:
         assert note in entry["output"]
     skipped = grade.TestResult(node, hw.id, "hidden", "skipped", "not counted (no data): no GPU")
     g = grade.Grade(kata, "submission.py", None, "grade", [skipped], rubric_filter=hw.id)
-    grade._score(g)
+    grade.score(g)
     assert g.items[0].note == "not counted (no data)" and g.max_score == 0

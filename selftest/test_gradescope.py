@@ -1,4 +1,4 @@
-"""The Gradescope autograder (graders/gradescope.py), run as Gradescope runs it: the zip
+"""The Gradescope autograder (graders/packaging/gradescope.py), run as Gradescope runs it: the zip
 unpacked into ``source/`` of a scratch root, ``setup.sh`` run there (its install step
 pointed at this environment, its checks run for real), then ``run_autograder`` for each
 submission put in ``submission/``, and ``results/results.json`` read back."""
@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
-from graders import bundle, catalog, grade, gradescope, mutant
+from graders import catalog, grade
+from graders.authoring import mutant
+from graders.packaging import bundle, gradescope
 from selftest.test_bundle import _clone
 from selftest.test_harness import check_results_json
 
@@ -29,7 +31,7 @@ else:  # pragma: no cover
 KATA = "deferred_reclaim"    # the quickest kata to grade (76 tests)
 MUTANT = "finish_frees_at_once"   # Rubric: deferred_free
 PRIVATE = ("solutions/", "graders/mutants/", "graders/alternatives/", "graders/hostile/",
-           "graders/mutant.py", "graders/mutantrun.py", "graders/killmatrix.py", "selftest/")
+           "graders/authoring/mutant.py", "graders/authoring/mutantrun.py", "graders/authoring/killmatrix.py", "selftest/")
 
 # one worker builds the module's fixture once (nox -s tests runs with --dist loadgroup)
 pytestmark = pytest.mark.xdist_group("gradescope")
@@ -64,7 +66,7 @@ def _env(root: Path, **extra: str) -> dict[str, str]:
 def test_the_zip_holds_the_grader_and_no_solution(layout: dict[str, Any]) -> None:
     names = layout["names"]
     for needed in ("setup.sh", "run_autograder", "requirements.txt", gradescope.CONFIG,
-                   "graders/grade.py", "graders/sandbox.py", f"katas/{KATA}/kata.toml",
+                   "graders/grade/run.py", "graders/sandbox/session.py", f"katas/{KATA}/kata.toml",
                    f"tests/{KATA}/test_{KATA}_public.py"):
         assert needed in names, needed
     assert any(n.startswith(f"graders/hidden/{KATA}/test_") for n in names)

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from graders import catalog, grade, impl, mutant
+from graders import catalog, grade, impl
+from graders.authoring import mutant
+from graders.grade.channel import Channel
 
 BAD = Path(__file__).parent / "bad_submissions"
 KATA = "radix_cache"
@@ -99,7 +101,7 @@ def _fake_grade(outcomes: dict[str, list[str]]) -> grade.Grade:
             tests.append(grade.TestResult(f"t::{item}_{n}", item, "hidden", outcome,
                                           "boom" if outcome == "failed" else ""))
     g = grade.Grade(kata, "x", None, "grade", tests)
-    grade._score(g)
+    grade.score(g)
     return g
 
 
@@ -283,13 +285,13 @@ def test_contract_accepts_the_reference_and_flags_changed_signatures() -> None:
 
 # -- the progress channel -------------------------------------------------------------
 
-def _channel_with(lines: list[dict], known: dict | None = None) -> grade.Channel:
+def _channel_with(lines: list[dict], known: dict | None = None) -> Channel:
     import os
 
     r, w = os.pipe()
     os.write(w, b"".join(json.dumps(e).encode() + b"\n" for e in lines))
     os.close(w)
-    channel = grade.Channel(r, known, set())
+    channel = Channel(r, known, set())
     while not channel.eof and channel.violation is None:
         channel.pump(0.1)
     os.close(r)
@@ -338,7 +340,7 @@ def test_a_restarted_run_may_not_collect_or_report_graded_tests() -> None:
     r, w = os.pipe()
     os.write(w, (json.dumps(COLLECTED) + "\n").encode())
     os.close(w)
-    c = grade.Channel(r, known, {"t::a"})
+    c = Channel(r, known, {"t::a"})
     while not c.eof and c.violation is None:
         c.pump(0.1)
     os.close(r)
@@ -412,7 +414,7 @@ def test_results_json_shows_no_hidden_test_to_a_candidate(tmp_path: Path) -> Non
                   rubric="eviction", isolate=False)
     hidden_failed = [t for t in g.tests if t.visibility == "hidden" and t.outcome == "failed"]
     assert hidden_failed, "the check needs a failed hidden test"
-    from graders import prompt_lint
+    from graders.authoring import prompt_lint
 
     labels = {r.label for r in prompt_lint.parse_rules(catalog.load(KATA))[0]}
     cited = {x for t in hidden_failed for x in t.rules}
@@ -520,7 +522,7 @@ def test_a_skipped_item_is_not_counted_not_lost(tmp_path: Path) -> None:
 def test_hidden_tests_cite_the_prompts_rules() -> None:
     """The collected event names, for each hidden test, only rule labels the prompt holds
     (plugin.rules_of): what the candidate may be told about a hidden failure."""
-    from graders import prompt_lint
+    from graders.authoring import prompt_lint
 
     g = grade.run(KATA, "solutions", include_public=False, rubric="eviction", isolate=False,
                   profile="smoke")

@@ -1,9 +1,12 @@
 """The hostile-submission suite: every attack in graders/hostile/<kata>/ against its honest
 baseline.
 
-Convention (shared by everyone who adds attacks): an attack is ``<kata>/<attack>.py`` or a
-folder ``<kata>/<attack>/``; its honest baseline, the same submission without the cheat,
-is ``<kata>/honest/<attack>.py`` (or folder). The attack's module docstring (a folder's
+Convention (shared by everyone who adds attacks): an attack is ``<kata>/<attack>.py``, a
+folder ``<kata>/<attack>/``, or a patch ``<kata>/<attack>.patch`` against its honest twin
+(graders/authoring/patches.py: the attack is the twin plus the cheat, nothing else); its
+honest baseline, the same submission without the cheat, is ``<kata>/honest/<attack>.py``
+(folder, or a ``.patch`` against the reference), or the shared one the attack's docstring
+names on a line ``Baseline: <file in honest/>``. The attack's module docstring (a folder's
 ``__init__.py``, or ``_doc.py`` for a batch) has the lines
 
     Attack: <one sentence>
@@ -44,15 +47,16 @@ from typing import Any
 import pytest
 
 from graders import batch, catalog, grade, sandbox
+from graders.authoring import patches
+from graders.grade import scoring
 from selftest.test_harness import check_junit, check_results_json
 
-HOSTILE = catalog.ROOT / "graders" / "hostile"
+HOSTILE = catalog.HOSTILE_DIR
 CLASSES = ("candidate-tests", "progress", "links", "evidence", "growth", "batch", "replies",
            "visibility", "isolation-spill", "sandbox", "reports")
 NEEDS_UID = {"fork_bomb"}
 PER_TEST_S, GRACE_S, TOTAL_S = 2.0, 3.0, 240.0
-TRACES = [Path("/work/main/PWNED-BY-SUBMISSION"), Path("/tmp/PWNED-BY-SUBMISSION"),
-          Path("/root/PWNED-BY-SUBMISSION"), Path("/work/PWNED-BY-SUBMISSION"),
+TRACES = [Path("/tmp/PWNED-BY-SUBMISSION"), Path("/root/PWNED-BY-SUBMISSION"),
           catalog.ROOT / "PWNED-BY-SUBMISSION", catalog.ROOT.parent / "PWNED-BY-SUBMISSION",
           catalog.ROOT / "results.json", catalog.ROOT / "junit.xml",
           catalog.ROOT / "FORGED-BY-SUBMISSION",
@@ -63,25 +67,46 @@ TOP_LEVEL_NOISE = {".nox", ".hypothesis", ".pytest_cache", "__pycache__", ".mypy
 
 def _is_case(p: Path) -> bool:
     return not p.name.startswith(("_", ".")) and p.name != "honest" and (
-        p.suffix == ".py" or p.is_dir())
+        p.suffix in (".py", ".patch") or p.is_dir())
 
 
-CASES = sorted((p.parent.name, p.name.removesuffix(".py"))
+CASES = sorted((p.parent.name, p.name.removesuffix(".py").removesuffix(".patch"))
                for p in HOSTILE.glob("*/*") if p.parent.is_dir() and _is_case(p))
+PATCH_KEYS = ("Attack", "Class", "Targets", "Baseline", "Honest")
 
 
 def attack_path(kata: str, name: str, honest: bool = False) -> Path:
     base = HOSTILE / kata / ("honest" if honest else "")
-    return base / f"{name}.py" if (base / f"{name}.py").is_file() else base / name
+    for candidate in (base / f"{name}.py", base / f"{name}.patch"):
+        if candidate.is_file():
+            return candidate
+    if honest and not (base / name).exists():
+        shared = doc_field(attack_path(kata, name), "Baseline", required=False)
+        if shared:
+            return base / shared
+    return base / name
+
+
+def source_of(path: Path) -> str:
+    """A case's code: the file, or a patch built on its base."""
+    if path.suffix == ".patch":
+        return patches.build(patches.load(path, PATCH_KEYS))
+    return path.read_text()
 
 
 REFERENCE_MARK = "# REFERENCE: "
 
 
 def built(path: Path, tmp: Path) -> Path:
-    """The case at ``path`` ready to grade: a folder holding files that only name the
-    reference (a first line ``# REFERENCE: solutions/...``) is copied to ``tmp`` with the
-    reference's code in them; anything else is graded where it stands."""
+    """The case at ``path`` ready to grade: a patch built into ``tmp``; a folder holding
+    files that only name the reference (a first line ``# REFERENCE: solutions/...``) copied
+    to ``tmp`` with the reference's code in them; anything else graded where it stands."""
+    if path.suffix == ".patch":
+        dest = tmp / "built" / ("honest" if path.parent.name == "honest" else "attack")
+        dest.mkdir(parents=True, exist_ok=True)
+        out = dest / f"{path.stem}.py"
+        out.write_text(source_of(path))
+        return out
     if not path.is_dir() or not any(
             f.read_text().startswith(REFERENCE_MARK) for f in path.rglob("*.py")):
         return path
@@ -102,7 +127,7 @@ def doc_of(path: Path) -> str:
                 break
         else:
             return ""
-    return ast.get_docstring(ast.parse(path.read_text())) or ""
+    return ast.get_docstring(ast.parse(source_of(path))) or ""
 
 
 def doc_field(path: Path, field: str, required: bool = True) -> str:
@@ -118,7 +143,7 @@ def code_key(path: Path) -> str:
     files = sorted(p for p in path.rglob("*.py")) if path.is_dir() else [path]
     digest = hashlib.sha256()
     for f in files:
-        tree = ast.parse(f.read_text())
+        tree = ast.parse(source_of(f))
         if tree.body and isinstance(tree.body[0], ast.Expr) and \
                 isinstance(getattr(tree.body[0], "value", None), ast.Constant):
             tree.body = tree.body[1:]
@@ -220,6 +245,12 @@ def test_every_attack_follows_the_convention(kata: str, name: str) -> None:
     for item in filter(None, targets.split(",")):
         assert kata_meta.item(item.strip()).graded_by == "tests", f"{name}: {item}"
     assert code_key(path) != code_key(honest), f"{name}: the baseline is the attack itself"
+    if path.suffix == ".patch":   # the attack is its honest twin plus the cheat, nothing else
+        base = patches.load(path, PATCH_KEYS).base
+        assert catalog.ROOT / base == honest, f"{name}: a patch attack's base is its twin, not {base}"
+    if honest.suffix == ".patch":
+        base = patches.load(honest, PATCH_KEYS).base
+        assert base.startswith("solutions/"), f"{name}: a patch baseline's base is the reference"
 
 
 def test_root_on_linux_gets_the_whole_sandbox() -> None:
@@ -299,7 +330,7 @@ MODED_CASES = [(k, n, z) for k, n in CASES
 
 
 def _unsafe_chars(text: str) -> list[str]:
-    return sorted({repr(c) for c in grade._UNSAFE.findall(text)})
+    return sorted({repr(c) for c in scoring._UNSAFE.findall(text)})
 
 
 def _check_reports(name: str, g: grade.Grade, tmp: Path) -> None:

@@ -4,7 +4,7 @@ For every kata: its parts exist and agree (kata.toml, prompt, stub, reference, t
 mutants); the reference scores full marks on public + hidden tests, isolated and in-process
 alike; the stub fails every rubric item with a clear "not implemented yet" and the harness
 does not crash; every mutant applies exactly once to its base and loses the rubric item it
-names (graded in-process, trusted code: graders/mutantrun.py); every independent correct
+names (graded in-process, trusted code: graders/authoring/mutantrun.py); every independent correct
 solution scores full marks in both modes.
 """
 
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from graders import catalog, grade, mutant, mutantrun
+from graders import catalog, grade
+from graders.authoring import mutant, mutantrun
 
 KATAS = catalog.kata_names()
 MIN_MUTANTS = 4
@@ -76,12 +77,6 @@ def test_mutants_apply_exactly_once(name: str) -> None:
     and makes a change no other mutant of the kata makes."""
     problems = mutant.problems(name)
     assert not problems, "\n".join(problems)
-
-
-def test_isolated_only_mutants_exist() -> None:
-    for kata, names in mutantrun.ISOLATED_ONLY.items():
-        missing = names - set(mutant.names(kata))
-        assert not missing, f"mutantrun.ISOLATED_ONLY names unknown {kata} mutants: {missing}"
 
 
 @pytest.mark.parametrize("name", KATAS)
@@ -147,7 +142,7 @@ def test_mutants_lose_their_rubric_items(name: str) -> None:
 @pytest.mark.parametrize("name", [k for k in KATAS if mutant.alternative_files(k)])
 def test_independent_solutions_score_full_marks(name: str) -> None:
     """Every independent correct solution of the kata scores full marks in-process (all of
-    them in one collection: graders/mutantrun.py ``grade_specs``), and the first blind one
+    them in one collection: graders/authoring/mutantrun.py ``grade_specs``), and the first blind one
     (or the first: ``mutant.isolated_alternative_specs``) isolated too (through the sandbox
     and the wire), item by item alike, on the same examples (the smoke profile).
     ``nox -s deep`` grades every one in both modes at the grading profile's depth."""

@@ -1,5 +1,5 @@
-"""The mutant format (graders/mutant.py): strict application, the header, conversion, and
-``--impl mutant:NAME``; and the verdict rules of graders/mutantrun.py."""
+"""The mutant format (graders/authoring/mutant.py): strict application, the header, conversion, and
+``--impl mutant:NAME``; and the verdict rules of graders/authoring/mutantrun.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from graders import catalog, impl, mutant, mutantrun
+from graders import catalog, impl
+from graders.authoring import mutant, mutantrun
 
 KATA = "token_bucket"
 BASE = "solutions/token_bucket/__init__.py"

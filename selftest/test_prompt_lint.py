@@ -1,5 +1,5 @@
 """The prompts' rules are each cited by a test, and their hints are kata.toml's
-(graders/prompt_lint.py); the lint itself is checked on small made-up prompts."""
+(graders/authoring/prompt_lint.py); the lint itself is checked on small made-up prompts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from graders import catalog, prompt_lint
+from graders import catalog
+from graders.authoring import prompt_lint
 
 PROMPT = """# x
 

@@ -1,4 +1,4 @@
-"""The sandbox itself (graders/sandbox.py): the backend it picks and states, what a sandboxed
+"""The sandbox itself (graders/sandbox/): the backend it picks and states, what a sandboxed
 process can reach, the seccomp filter, run_command, and submissions copied, never linked.
 """
 
@@ -15,11 +15,13 @@ from pathlib import Path
 import pytest
 
 from graders import catalog, grade, measure, sandbox
+from graders.sandbox import backends, processes
+from graders.sandbox import scratch as scratch_mod
 
 LINUX = sys.platform == "linux"
 REFERENCE = catalog.SOLUTIONS_DIR / "radix_cache.py"
 STUB = catalog.KATAS_DIR / "radix_cache" / "__init__.py"
-HOSTILE = catalog.ROOT / "graders" / "hostile" / "radix_cache"
+HOSTILE = catalog.HOSTILE_DIR / "radix_cache"
 
 # Each line: a kernel call the filter denies, made through ctypes; prints its errno name.
 # ptrace(PTRACE_TRACEME) and keyctl succeed in any sandbox without the filter.
@@ -152,7 +154,7 @@ def test_a_hard_link_to_the_reference_scores_nothing(tmp_path: Path, isolate: bo
 
 @pytest.fixture
 def fresh_choice(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    monkeypatch.setattr(sandbox, "_capabilities", None)
+    monkeypatch.setattr(backends, "_capabilities", None)
     monkeypatch.delenv(sandbox.PROBED_ENV, raising=False)
     return monkeypatch
 
@@ -165,7 +167,7 @@ def test_an_unknown_forced_backend_is_an_error(fresh_choice: pytest.MonkeyPatch)
 
 def test_a_forced_backend_that_cannot_run_is_an_error(fresh_choice: pytest.MonkeyPatch) -> None:
     fresh_choice.setenv("KATA_SANDBOX", "bwrap")
-    fresh_choice.setattr(sandbox.shutil, "which", lambda name: None)
+    fresh_choice.setattr(backends.shutil, "which", lambda name: None)
     with pytest.raises(sandbox.SandboxUnavailable, match="bwrap is not on PATH"):
         sandbox.capabilities()
     with pytest.raises(grade.GradeError, match="bwrap is not on PATH"):
@@ -173,13 +175,13 @@ def test_a_forced_backend_that_cannot_run_is_an_error(fresh_choice: pytest.Monke
 
 
 def test_require_isolation_refuses_limits_only(fresh_choice: pytest.MonkeyPatch) -> None:
-    fresh_choice.setattr(sandbox, "_capabilities", sandbox.Capabilities("limits"))
+    fresh_choice.setattr(backends, "_capabilities", sandbox.Capabilities("limits"))
     assert grade.isolation_env(True, False)["KATA_SANDBOX"] == "limits"
     with pytest.raises(grade.GradeError, match="only resource limits"):
         grade.isolation_env(True, True)
     with pytest.raises(grade.GradeError, match="in-process"):
         grade.isolation_env(False, True)
-    fresh_choice.setattr(sandbox, "_capabilities", sandbox.Capabilities("bwrap", True, True, True,
+    fresh_choice.setattr(backends, "_capabilities", sandbox.Capabilities("bwrap", True, True, True,
                                                                         True, True))
     assert grade.isolation_env(True, True)["KATA_SANDBOX"] == "bwrap"
 
@@ -192,13 +194,13 @@ def test_the_test_process_takes_the_grades_tried_sandbox(
     env = sandbox.probed_env(tried)
     for key, value in env.items():
         fresh_choice.setenv(key, value)
-    fresh_choice.setattr(sandbox, "_probe", lambda caps: pytest.fail("tried again"))
+    fresh_choice.setattr(backends, "_probe", lambda caps: pytest.fail("tried again"))
     caps = sandbox.capabilities()
     assert (caps.backend, caps.seccomp, caps.notes) == ("limits", False, ["a note"])
-    fresh_choice.setattr(sandbox, "_capabilities", None)
+    fresh_choice.setattr(backends, "_capabilities", None)
     fresh_choice.setenv("KATA_SANDBOX", "bwrap")
-    fresh_choice.setattr(sandbox, "_probe", lambda caps: "probed")
-    fresh_choice.setattr(sandbox.shutil, "which", lambda name: "/bin/true")
+    fresh_choice.setattr(backends, "_probe", lambda caps: "probed")
+    fresh_choice.setattr(backends.shutil, "which", lambda name: "/bin/true")
     with pytest.raises(sandbox.SandboxUnavailable, match="probed"):
         sandbox.capabilities()
 
@@ -244,7 +246,7 @@ def test_without_the_filter_the_same_calls_get_through(tmp_path: Path) -> None:
     (folder / "calls.py").write_text(DENIED)
     bare = sandbox.Capabilities(caps.backend, caps.separate_uid, caps.network_namespace,
                                 caps.mount_namespace, caps.pid_namespace, seccomp=False)
-    code, out = sandbox._run(bare, [sys.executable, "calls.py"], folder, sandbox.Limits(), 30,
+    code, out = processes.run_sandboxed(bare, [sys.executable, "calls.py"], folder, sandbox.Limits(), 30,
                              None)
     assert code == 0, out
     assert "ptrace ok" in out and "keyctl ok" in out, out
@@ -323,7 +325,7 @@ def test_every_process_of_a_worker_is_gone_after_kill(tmp_path: Path) -> None:
         assert sum(_sleeper(str(p)) for p in tree) >= 2, "the tree walk misses processes"
     finally:
         worker.kill()
-    assert not any(sandbox._running(p) for p in tree)
+    assert not any(processes.running(p) for p in tree)
     assert not [p for p in os.listdir("/proc") if p.isdigit() and _sleeper(p)]
 
 
@@ -396,7 +398,7 @@ def test_forked_workers_share_nothing_and_cannot_reach_the_zygote(tmp_path: Path
                 "the tree walk misses the sleeper"
             session.reset()
             assert session.zygote is zygote and zygote.host_pid == first
-            assert not [p for p in mine if sandbox._running(p)], "a process outlived its test"
+            assert not [p for p in mine if processes.running(p)], "a process outlived its test"
     finally:
         session.close()
     for got in seen:
@@ -415,7 +417,7 @@ def test_emptying_tmp_between_workers_spares_binds_under_tmp(
     if not sandbox.Zygote.usable(sandbox.capabilities()):
         pytest.skip("workers are not forked by a zygote here (needs bwrap as root)")
     base = Path(tempfile.mkdtemp(prefix="kata-tmp-checkout-", dir="/tmp"))
-    monkeypatch.setattr(sandbox, "_scratch_base", lambda: base)
+    monkeypatch.setattr(scratch_mod, "scratch_base", lambda: base)
     sub = tmp_path / "radix_cache.py"
     sub.write_text(ZYGOTE_PROBE)
     session = sandbox.Session("radix_cache", sub)
@@ -496,7 +498,7 @@ def test_a_second_name_for_the_reference_does_not_stop_its_baseline(tmp_path: Pa
     extra = base / f"second-name-{os.getpid()}-link.py"
     os.link(source, extra)
     try:
-        scratch, target = sandbox._prepare_scratch(source, trusted_copy=True)
+        scratch, target = scratch_mod.prepare_scratch(source, trusted_copy=True)
         try:
             assert target.read_bytes() == REFERENCE.read_bytes()
         finally:
@@ -552,7 +554,7 @@ def test_a_measured_call_is_charged_all_its_sandbox_cpu(tmp_path: Path, zygote: 
         _, used = impl.measured_call("top_p", None, "kept_mask", x, np.ones(1), np.ones(1),
                                      None, check=lambda got: None)
         assert used >= 0.3, f"the orphan's CPU was not charged: {used:.3f} s"
-        with pytest.raises(sandbox.SubmissionError, match="outlive a measured call"):
+        with pytest.raises(sandbox.WorkerError, match="outlive a measured call"):
             impl.measured_call("top_p", None, "sample", x, check=lambda got: None)
     finally:
         impl.reset_workers(final=True)
@@ -570,13 +572,13 @@ def test_uid_blocks_are_claimed_once_per_machine() -> None:
     """Two live processes never hold the same block of worker uids."""
     if sys.platform != "linux":
         pytest.skip("Linux only")
-    mine = sandbox.uid_block()
+    mine = processes.uid_block()
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            sandbox._uid_block.clear()
-            os.write(w, str(sandbox.uid_block()).encode())
+            processes._uid_block.clear()
+            os.write(w, str(processes.uid_block()).encode())
         finally:
             os._exit(0)
     os.waitpid(pid, 0)

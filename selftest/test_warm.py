@@ -1,4 +1,4 @@
-"""The warm start of a grade's test process (graders/warm.py): forked from a server that
+"""The warm start of a grade's test process (graders/grade/warm.py): forked from a server that
 has imported pytest once, and otherwise the same as a fresh interpreter."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from graders import grade, warm
-from graders.grade import _child_env
+from graders import grade
+from graders.grade import warm
+from graders.launch import test_env as _child_env
 
 KATA = "radix_cache"
 

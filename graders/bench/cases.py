@@ -30,7 +30,7 @@ def reference(kata: str) -> ModuleType:
 
 def alternatives(kata: str) -> list[tuple[str, ModuleType]]:
     """The kata's independent correct solutions (graders/alternatives/KATA/), by name."""
-    from graders import mutant
+    from graders.authoring import mutant
 
     out = []
     for path in mutant.alternative_files(kata):

@@ -5,7 +5,7 @@ production engine takes and against the physical floor, on the same inputs, inte
 over several rounds, and prints the ratios (median, min, max), plus a growth ratio where
 the state grows (1k vs 100k cached tokens, or streamed tokens). Writes results.json,
 results.md and results.png to --out (default docs/bench/); --readme also pastes the plot and
-the table into README.md between its bench markers; --alternatives also times every kata's
+the table into docs/bench/README.md between its bench markers; --alternatives also times every kata's
 independent solutions (graders/alternatives/KATA/; top_p's always). Ratios only: no time is compared with
 a constant, so a noisy machine makes them wider, never wrong in kind.
 """
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT,
                     help="folder for results.json, results.md and results.png")
     ap.add_argument("--readme", action="store_true",
-                    help="also paste the plot and the table into README.md")
+                    help="also paste the plot and the table into docs/bench/README.md")
     ap.add_argument("--quick", action="store_true",
                     help="tiny sizes: checks the bench's plumbing, measures nothing useful")
     ap.add_argument("--alternatives", action="store_true",
@@ -123,12 +123,13 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError as exc:
             print(f"no plot: {exc} (`nox -s bench` installs matplotlib)", file=sys.stderr)
     if args.readme:
+        page = ROOT / "docs" / "bench" / "README.md"
         try:
-            image = (out / "results.png").resolve().relative_to(ROOT).as_posix()
+            image = os.path.relpath((out / "results.png").resolve(), page.parent)
         except ValueError:
-            image = str(out / "results.png")
-        report.update_readme(ROOT / "README.md", table, image)
-        wrote.append(ROOT / "README.md")
+            image = str((out / "results.png").resolve())
+        report.update_readme(page, table, image)
+        wrote.append(page)
     print(table)
     print("wrote " + ", ".join(str(p) for p in wrote), file=sys.stderr)
     return 0

@@ -1,6 +1,6 @@
 """The shipped byte-level BPE vocabulary, read without the tokenizers library.
 
-``data/tokenizer.json`` was trained by ``graders/support/train_stream_detok_vocab.py``
+``data/tokenizer.json`` was trained by ``graders/authoring/train_stream_detok_vocab.py``
 on ``data/corpus.txt``. Byte-level BPE writes each byte as a printable character (GPT-2's
 byte-to-unicode table); ``load_vocab`` undoes that table to get each token's raw bytes.
 """

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from graders import candidate_tests, impl, mutant
+from graders import candidate_tests, impl
+from graders.authoring import mutant
 from tests.token_bucket.helpers import bound_test_file, run_bound_test, tail
 
 REFERENCE = "reference"

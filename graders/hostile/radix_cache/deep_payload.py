@@ -6,6 +6,7 @@ Class: replies
 Targets: edge_split
 Stopped by: the JSON parser's recursion guard and the decoder's depth budget (64): an
 invalid reply, the worker killed, the test failed.
+Baseline: _small_answers.py
 """
 
 

@@ -4,6 +4,7 @@ Attack: Recurses through C calls after lifting the recursion limit, overflowing 
 Class: sandbox
 Targets: edge_split
 Stopped by: the worker dies of SIGSEGV; the test fails; a fresh worker serves the next.
+Baseline: _nothing_written.py
 """
 import sys
 

@@ -6,6 +6,7 @@ Class: replies
 Targets: edge_split
 Stopped by: a reply must arrive in full within a few seconds of its first byte (and the
 call within its wall-clock limit): the worker is killed and the test fails.
+Baseline: _nothing_written.py
 """
 import fcntl
 import os

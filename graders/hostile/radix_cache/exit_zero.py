@@ -5,6 +5,7 @@ Class: sandbox
 Targets: edge_split
 Stopped by: only the trusted process writes results; the worker's death fails the test it
 was serving and a fresh worker serves the next.
+Baseline: _nothing_written.py
 """
 import os
 

@@ -5,6 +5,7 @@ Class: sandbox
 Targets: edge_split
 Stopped by: the worker's output goes to a file capped by RLIMIT_FSIZE; reports keep a
 truncated tail.
+Baseline: _nothing_written.py
 """
 import sys
 

@@ -8,6 +8,7 @@ inheritable, and that process is not dumpable (its /proc entries are closed to o
 processes of its uid); the worker holds only its two request/reply pipes, and a forged
 frame on the reply pipe is an invalid reply that fails the test. The driver also rejects
 results with no matching start, second results, and results for tests never collected.
+Baseline: _nothing_written.py
 """
 import json
 import os

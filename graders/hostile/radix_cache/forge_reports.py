@@ -5,6 +5,7 @@ Class: progress
 Targets: edge_split
 Stopped by: the worker's uid can write only its scratch folder (and a private /tmp), and
 the trusted grader writes the reports from its own records after the run.
+Baseline: _nothing_written.py
 """
 import json
 import os

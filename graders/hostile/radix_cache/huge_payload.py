@@ -6,6 +6,7 @@ Class: replies
 Targets: edge_split
 Stopped by: the container count checked before parsing and the decoder's element budget:
 an invalid reply, the worker killed, the test failed, the trusted side's memory bounded.
+Baseline: _small_answers.py
 """
 
 

@@ -4,6 +4,7 @@ Attack: Ignores SIGTERM, SIGINT and SIGALRM, then spins.
 Class: sandbox
 Targets: edge_split
 Stopped by: the worker is killed with SIGKILL, which cannot be ignored.
+Baseline: _nothing_written.py
 """
 import signal
 

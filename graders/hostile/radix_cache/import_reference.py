@@ -5,6 +5,7 @@ Class: sandbox
 Targets: edge_split
 Stopped by: the worker's import path lacks the repository, and its private root does not
 contain it.
+Baseline: _nothing_written.py
 """
 import os
 import sys

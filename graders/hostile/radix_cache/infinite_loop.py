@@ -4,6 +4,7 @@ Attack: Never returns from a call.
 Class: sandbox
 Targets: edge_split
 Stopped by: the per-call wall-clock limit: the worker is killed, the test fails.
+Baseline: _nothing_written.py
 """
 
 

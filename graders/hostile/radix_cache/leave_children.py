@@ -5,6 +5,7 @@ Attack: Starts processes that outlive it: a child in its group and a double-fork
 Class: sandbox
 Targets: edge_split
 Stopped by: the process-group kill, and the sweep of every process under the worker's uid.
+Baseline: _nothing_written.py
 """
 import os
 import subprocess

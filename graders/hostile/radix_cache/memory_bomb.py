@@ -4,6 +4,7 @@ Attack: Allocates memory without bound.
 Class: sandbox
 Targets: edge_split
 Stopped by: RLIMIT_AS (4 GiB): the allocation fails inside the worker.
+Baseline: _nothing_written.py
 """
 
 

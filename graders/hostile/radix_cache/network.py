@@ -6,6 +6,7 @@ Class: sandbox
 Targets: edge_split
 Stopped by: the worker's private network namespace: its own loopback holds nothing of
 the host's, and no other interface exists.
+Baseline: _nothing_written.py
 """
 import socket
 

@@ -4,6 +4,7 @@ Attack: Reads the hidden tests from disk to learn the expected answers.
 Class: sandbox
 Targets: edge_split
 Stopped by: the worker's private root holds no repository; nothing to read.
+Baseline: _nothing_written.py
 """
 import glob
 

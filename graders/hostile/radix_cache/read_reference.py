@@ -5,6 +5,7 @@ Class: sandbox
 Targets: edge_split
 Stopped by: the worker's private root (a chroot) holds the system's libraries, the
 interpreter and its scratch folder, not the repository.
+Baseline: _nothing_written.py
 """
 import os
 

@@ -6,6 +6,7 @@ Targets: edge_split
 Stopped by: each test file gets a fresh worker in a fresh scratch folder (and /tmp is
 private to each worker), so nothing survives from one grade to the next; within a file the
 worker only ever sees inputs, never an expected value.
+Baseline: _nothing_written.py
 """
 import json
 import os

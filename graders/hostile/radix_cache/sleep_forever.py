@@ -4,6 +4,7 @@ Attack: Sleeps past every timeout (a sleep uses no CPU, so CPU limits do not see
 Class: sandbox
 Targets: edge_split
 Stopped by: the per-call wall-clock limit.
+Baseline: _nothing_written.py
 """
 import time
 

@@ -7,6 +7,7 @@ Targets: edge_split
 Stopped by: under the full sandbox the worker's own uid may not signal the grader; without
 it, the driver sees no result within the test's bound, kills the stopped pytest, fails
 that one test and resumes the rest in a fresh one.
+Baseline: _nothing_written.py
 """
 import os
 import signal

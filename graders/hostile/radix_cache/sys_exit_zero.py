@@ -4,6 +4,7 @@ Attack: Raises SystemExit(0) from the API, hoping the test runner stops with suc
 Class: sandbox
 Targets: edge_split
 Stopped by: the worker turns the exit into an error reply; the test fails.
+Baseline: _nothing_written.py
 """
 import sys
 

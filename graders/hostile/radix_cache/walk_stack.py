@@ -5,6 +5,7 @@ Attack: Walks the call stack and the garbage collector for the test's expected v
 Class: sandbox
 Targets: edge_split
 Stopped by: the worker is another process: its stack and heap hold only its own objects.
+Baseline: _nothing_written.py
 """
 import gc
 import sys

@@ -4,6 +4,7 @@ Attack: Writes files outside its folder: into the repository, /tmp, root's home,
 Class: sandbox
 Targets: edge_split
 Stopped by: the worker's uid owns only its scratch folder; /tmp is a private tmpfs.
+Baseline: _nothing_written.py
 """
 import os
 

@@ -10,6 +10,7 @@ Targets: vectorised
 Modes: both
 Stopped by: no cgroupfs inside the sandbox (bwrap does not mount /sys and gives it a cgroup namespace of its own), mount is denied (seccomp, no CAP_SYS_ADMIN), and the worker's uid could not write cgroup.procs anyway
 Blind: written from the README's guarantees for round 3
+Baseline: _python_token_loop.patch
 """
 
 from __future__ import annotations
