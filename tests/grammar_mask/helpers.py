@@ -32,11 +32,12 @@ def small_vocab(extra: Sequence[bytes]) -> tuple[list[bytes], int]:
 def live_states(table: Sequence[Sequence[int]], accepting: Sequence[bool]) -> list[bool]:
     """A state is live when some accepting state can be reached from it (itself included)."""
     live = [bool(a) for a in accepting]
+    targets = [set(row) - {-1} for row in table]
     changed = True
-    while changed:
+    while changed:     # sweep until nothing changes (backwards: successors tend to come later)
         changed = False
-        for s, row in enumerate(table):
-            if not live[s] and any(t >= 0 and live[t] for t in row):
+        for s in reversed(range(len(table))):
+            if not live[s] and any(live[t] for t in targets[s]):
                 live[s] = changed = True
     return live
 
