@@ -279,6 +279,24 @@ def test_an_open_token_is_judged_by_the_grammar():
 
 
 @pytest.mark.rubric("jump_forward")
+def test_an_open_token_before_the_last():
+    """Rule: Jump-forward
+
+    'ab' is forced and retokenizes to 'a', 'b' (there is no token 'ab'), but 'abX' is a token
+    and 'X' may follow: the first token 'a' is open (its remaining text 'ab' could still
+    become 'abX'), so nothing is kept, although the last token 'b' is closed."""
+    table, accepting = compile_regex("ab(X|Y)")
+    tokens, eos = helpers.small_vocab([b"abX"])
+    m = gm.GrammarMasker(tokens, eos, table, accepting)
+    got = [tokens[i] for i in m.jump_forward([])]
+    assert got == [], f"'a' could still become 'abX': nothing to jump, got {got}"
+    table, accepting = compile_regex("cab(X|Y)")
+    m = gm.GrammarMasker(tokens, eos, table, accepting)
+    got = [tokens[i] for i in m.jump_forward([ord("c")])]
+    assert got == [b"c"], f"'a' could still become 'abX': nothing to jump, got {got}"
+
+
+@pytest.mark.rubric("jump_forward")
 def test_no_gain_returns_the_ids_unchanged():
     """Rule: Jump-forward
 
