@@ -52,8 +52,9 @@ def walk(table: Sequence[Sequence[int]], state: int, data: bytes) -> int:
 
 
 def mask(tokens: Sequence[bytes], eos_id: int, table: Sequence[Sequence[int]],
-         accepting: Sequence[bool], state: int) -> np.ndarray:
-    live = live_states(table, accepting)
+         accepting: Sequence[bool], state: int, live: Sequence[bool] | None = None) -> np.ndarray:
+    """``live``: the table's live states, when the caller has them already."""
+    live = live_states(table, accepting) if live is None else live
     out = np.zeros(len(tokens), dtype=bool)
     for i, tok in enumerate(tokens):
         if i == eos_id:

@@ -24,9 +24,10 @@ gm = kata_impl("grammar_mask")
 
 
 def _compare(m, tokens, eos, table, accepting, *, eos_only=False, skip_eos=True, states=None):
+    live = helpers.live_states(table, accepting)
     for s in range(len(table)) if states is None else states:
         got = np.asarray(m.allowed(s), dtype=bool)
-        want = helpers.mask(tokens, eos, table, accepting, s)
+        want = helpers.mask(tokens, eos, table, accepting, s, live)
         assert got.shape == want.shape, f"allowed({s}) has shape {got.shape}, want {want.shape}"
         if eos_only:
             assert got[eos] == want[eos], (
@@ -212,9 +213,10 @@ def _random_ids(tokens, eos, table, accepting, rng, steps):
     """A token sequence the grammar allows, drawn token by token from the brute-force mask."""
     ids = []
     state = 0
+    live = helpers.live_states(table, accepting)
     for _ in range(steps):
-        allowed = [i for i in np.flatnonzero(helpers.mask(tokens, eos, table, accepting, state))
-                   if i != eos]
+        allowed = [i for i in np.flatnonzero(helpers.mask(tokens, eos, table, accepting, state,
+                                                          live)) if i != eos]
         if not allowed:
             break
         t = rng.choice(allowed)
