@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from graders.support.grammar_mask import longest_match
-from tests.stream_detok.vocab import load_vocab
+from tests.grammar_mask.vocab import load_vocab
 
 SINGLE_BYTES = [bytes([b]) for b in range(256)]
 

@@ -33,7 +33,8 @@ import pytest
 from graders.impl import OverBudget, measured_call
 from graders.support import grammar_mask as support
 from tests.grammar_mask import helpers
-from tests.stream_detok.vocab import corpus, load_vocab
+from tests.grammar_mask.vocab import load_vocab
+from tests.stream_detok import vocab as stream_detok_vocab
 
 LIMIT = 6.0
 VOCAB = 16_000
@@ -50,8 +51,10 @@ VALUES = ['[0-9]+', '(true|false|null)', '"(pending|shipped|delivered|cancelled)
 @functools.lru_cache(maxsize=1)
 def workload() -> tuple[list[bytes], int, list[list[int]], list[bool], list[int]]:
     rng = random.Random(5)
-    text = corpus().encode("utf-8")
+    text = stream_detok_vocab.corpus().encode("utf-8")
     tokens = list(load_vocab())
+    assert tuple(tokens) == stream_detok_vocab.load_vocab(), \
+        "tests/grammar_mask/data/tokenizer.json must be a copy of stream_detok's"
     seen = set(tokens)
     while len(tokens) < VOCAB:
         n = rng.randint(2, 9)
