@@ -347,9 +347,12 @@ def _reference_session(kata: str) -> Any:
 
     session = _reference_sessions.get(kata)
     if session is None:
+        from graders import wire
+
+        limits = sandbox.Limits(call_seconds=_call_seconds,      # the kata's reply cap, as the
+                                reply_bytes=wire.reply_cap(catalog.load(kata).raw))  # submission's
         session = _reference_sessions[kata] = sandbox.Session(
-            kata, submission_file(kata, "solutions"), sandbox.Limits(call_seconds=_call_seconds),
-            uid_base=300000, trusted_copy=True)
+            kata, submission_file(kata, "solutions"), limits, uid_base=300000, trusted_copy=True)
     return session
 
 
