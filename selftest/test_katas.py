@@ -142,28 +142,19 @@ def test_mutants_lose_their_rubric_items(name: str) -> None:
 @pytest.mark.parametrize("name", [k for k in KATAS if mutant.alternative_files(k)])
 def test_independent_solutions_score_full_marks(name: str) -> None:
     """Every independent correct solution of the kata scores full marks in-process (all of
-    them in one collection: graders/authoring/mutantrun.py ``grade_specs``), and the first blind one
-    (or the first: ``mutant.isolated_alternative_specs``) isolated too (through the sandbox
-    and the wire), item by item alike, on the same examples (the smoke profile).
-    ``nox -s deep`` grades every one in both modes at the grading profile's depth."""
+    them in one collection: graders/authoring/mutantrun.py ``grade_specs``), on the smoke
+    profile's examples. The isolated path is the reference's (graded in both modes above)
+    and the hostile suite's; ``nox -s deep`` grades every alternative in both modes at the
+    grading profile's depth (the isolated grade of one alternative per kata moved there when
+    the katas passed twenty, to keep the suite within five minutes on two cores)."""
     specs = mutant.alternative_specs(name)
     in_process = mutantrun.grade_specs(name, specs, profile="smoke")
-    isolate = mutant.isolated_alternative_specs(name)
     problems = []
     for spec in specs:
         label = str(Path(spec).relative_to(catalog.ROOT))
-        grades = [in_process[spec]]
-        if spec in isolate:
-            isolated = grade.run(name, spec, profile="smoke")
-            try:
-                _same(label, isolated, in_process[spec])
-            except AssertionError as exc:
-                problems.append(str(exc))
-                continue
-            grades.append(isolated)
-        for g in grades:
-            if g.score != g.max_score:
-                problems.append(f"{label}: {g.score}/{g.max_score}\n{_failures(g)}")
+        g = in_process[spec]
+        if g.score != g.max_score:
+            problems.append(f"{label}: {g.score}/{g.max_score}\n{_failures(g)}")
     assert not problems, "\n\n".join(problems)
 
 

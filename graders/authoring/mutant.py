@@ -119,15 +119,6 @@ def alternative_specs(kata: str) -> list[str]:
     return [str(p.parent if p.name == "__init__.py" else p) for p in alternative_files(kata)]
 
 
-def isolated_alternative_specs(kata: str) -> list[str]:
-    """The independent solution the project's suite also grades isolated: the first blind
-    one (``blind_*``, written from the prompt and the stub alone: the code least like ours
-    to cross the wire), else the first. ``nox -s deep`` grades every one in both modes."""
-    specs = alternative_specs(kata)
-    blind = [s for s in specs if Path(s).name.startswith("blind")]
-    return (blind or specs)[:1]
-
-
 def bases(kata: str) -> list[Path]:
     """The files a mutant of ``kata`` may patch: the reference, then each alternative."""
     return [reference_file(kata), *alternative_files(kata)]
