@@ -18,7 +18,6 @@ import ast
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 from graders import catalog
 from graders.impl import SubmissionError, resolve_submission
