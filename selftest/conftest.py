@@ -1,5 +1,6 @@
-"""The suite's own order: the longest tests first, so that two workers end together
-(xdist hands tests out in collection order; a long test started last would run alone)."""
+"""The suite's own order: the longest tests first, so that the workers end together
+(xdist hands tests out in collection order; a long test, or a long serial group, started
+last would run alone)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,16 @@ _FIRST = (("test_independent_solutions_score_full_marks", 0),
           ("test_stub_fails_every_item_cleanly", 3))
 
 
+# xdist groups that one worker runs one test at a time (the hostile attacks: each checks
+# that no process of another attack is left): the longest chain of the suite, so it starts
+# first and the other workers share the kata checks around it
+_SERIAL_GROUPS = ("hostile",)
+
+
 def _rank(item: Any) -> int:
+    if any(mark.args and mark.args[0] in _SERIAL_GROUPS
+           for mark in item.iter_markers("xdist_group")):
+        return -1
     name = getattr(item, "originalname", None) or item.name
     return next((rank for prefix, rank in _FIRST if name == prefix), len(_FIRST))
 
