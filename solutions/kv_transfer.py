@@ -1,7 +1,7 @@
 """Reference solution for the kv_transfer kata: recompute a prefix or fetch its KV.
 
 Everything is computed exactly in ``fractions.Fraction`` (a float is taken at its exact
-binary value) and returned as a Fraction, an int or None. Units: bytes, FLOPs, seconds;
+binary value); times and rates are rounded to a float only when returned. Units: bytes, FLOPs, seconds;
 GB/s = 10^9 bytes/s, TFLOP/s = 10^12 FLOP/s.
 """
 
@@ -24,7 +24,7 @@ def _int(name: str, value: Any, low: int) -> int:
 
 
 def _num(name: str, value: Any, *, positive: bool) -> Fraction:
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number, got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
@@ -94,25 +94,40 @@ def recompute_flops(cfg: dict[str, Any], active_params: int, prefix_len: int) ->
             + m.layers * m.heads * (m.qk_dim + m.v_dim) * n * n)
 
 
-def recompute_time_s(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
-                     prefix_len: int, mfu: float, dtype: str = "bf16") -> Fraction:
+def _recompute(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
+               prefix_len: int, mfu: float, dtype: str) -> Fraction:
     flops = recompute_flops(cfg, active_params, prefix_len)
     return flops / (_peak(gpu, dtype) * _mfu(mfu))
 
 
-def fetch_time_s(cfg: dict[str, Any], kv_dtype_bytes: int, prefix_len: int,
-                 latency_s: float, link_gb_s: float) -> Fraction:
+def _fetch(cfg: dict[str, Any], kv_dtype_bytes: int, prefix_len: int, latency_s: float,
+           link_gb_s: float) -> Fraction:
     nbytes = kv_bytes_per_token(cfg, kv_dtype_bytes) * _int("prefix_len", prefix_len, 1)
     return (_num("latency_s", latency_s, positive=False)
             + nbytes / (_num("link_gb_s", link_gb_s, positive=True) * GB))
 
 
-def break_even_gb_s(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
-                    kv_dtype_bytes: int, mfu: float, dtype: str = "bf16") -> Fraction:
+def recompute_time_s(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
+                     prefix_len: int, mfu: float, dtype: str = "bf16") -> float:
+    return float(_recompute(cfg, gpu, active_params, prefix_len, mfu, dtype))
+
+
+def fetch_time_s(cfg: dict[str, Any], kv_dtype_bytes: int, prefix_len: int,
+                 latency_s: float, link_gb_s: float) -> float:
+    return float(_fetch(cfg, kv_dtype_bytes, prefix_len, latency_s, link_gb_s))
+
+
+def _break_even(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
+                kv_dtype_bytes: int, mfu: float, dtype: str) -> Fraction:
     # Bytes per token over the linear term's seconds per token: 2 x active / (peak x mfu).
     per_token = kv_bytes_per_token(cfg, kv_dtype_bytes)
     rate = _peak(gpu, dtype) * _mfu(mfu) / (2 * _int("active_params", active_params, 1))
     return per_token * rate / GB
+
+
+def break_even_gb_s(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
+                    kv_dtype_bytes: int, mfu: float, dtype: str = "bf16") -> float:
+    return float(_break_even(cfg, gpu, active_params, kv_dtype_bytes, mfu, dtype))
 
 
 def fetch_wins_from(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
@@ -121,8 +136,8 @@ def fetch_wins_from(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int
     window = _Model(cfg).context_window()
 
     def wins(n: int) -> bool:
-        return (recompute_time_s(cfg, gpu, active_params, n, mfu, dtype)
-                > fetch_time_s(cfg, kv_dtype_bytes, n, latency_s, link_gb_s))
+        return (_recompute(cfg, gpu, active_params, n, mfu, dtype)
+                > _fetch(cfg, kv_dtype_bytes, n, latency_s, link_gb_s))
 
     # recompute - fetch is a T^2 + b T - latency with a > 0: at most one sign change for
     # T > 0, from not winning to winning. Binary search for it, exactly.
@@ -140,9 +155,9 @@ def fetch_wins_from(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int
 
 def pd_link_gb_s(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
                  kv_dtype_bytes: int, mfu: float, prompt_len: int,
-                 dtype: str = "bf16") -> Fraction:
+                 dtype: str = "bf16") -> float:
     nbytes = kv_bytes_per_token(cfg, kv_dtype_bytes) * _int("prompt_len", prompt_len, 1)
-    return nbytes / recompute_time_s(cfg, gpu, active_params, prompt_len, mfu, dtype) / GB
+    return float(nbytes / _recompute(cfg, gpu, active_params, prompt_len, mfu, dtype) / GB)
 
 
 def links_too_slow(models: dict[str, tuple[dict[str, Any], int]],
@@ -159,46 +174,46 @@ def links_too_slow(models: dict[str, tuple[dict[str, Any], int]],
             raise ValueError(f"models[{model!r}] must be a (cfg, active_params) pair")
         cfg, active = entry
         for gpu_name, gpu in gpus.items():
-            need[model, gpu_name] = break_even_gb_s(cfg, gpu, active, kv_dtype_bytes, mfu, dtype)
+            need[model, gpu_name] = _break_even(cfg, gpu, active, kv_dtype_bytes, mfu, dtype)
     return sorted((model, gpu_name, link) for (model, gpu_name), gb_s in need.items()
                   for link, rate in rates.items() if gb_s > rate)
 
 
 def handoff_ttft_s(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
                    kv_dtype_bytes: int, mfu: float, prompt_len: int, latency_s: float,
-                   link_gb_s: float, dtype: str = "bf16") -> tuple[Fraction, Fraction]:
-    prefill = recompute_time_s(cfg, gpu, active_params, prompt_len, mfu, dtype)
+                   link_gb_s: float, dtype: str = "bf16") -> tuple[float, float]:
+    prefill = _recompute(cfg, gpu, active_params, prompt_len, mfu, dtype)
     latency = _num("latency_s", latency_s, positive=False)
-    send = fetch_time_s(cfg, kv_dtype_bytes, prompt_len, latency_s, link_gb_s) - latency
+    send = _fetch(cfg, kv_dtype_bytes, prompt_len, latency_s, link_gb_s) - latency
     layers = _Model(cfg).layers
     # Layer i's KV leaves when layer i is computed and the link is free: the last layer's
     # share is exposed, or the link's backlog when it is slower than the layers.
     layerwise = latency + max(send / layers, send - prefill * (layers - 1) / layers)
-    return latency + send, layerwise
+    return float(latency + send), float(layerwise)
 
 
 def tier_values(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
                 kv_dtype_bytes: int, mfu: float, prefix_len: int,
                 tiers: list[tuple[str, float, float]],
-                dtype: str = "bf16") -> list[tuple[str, Fraction]]:
+                dtype: str = "bf16") -> list[tuple[str, float]]:
     if not isinstance(tiers, (list, tuple)):
         raise ValueError("tiers must be a list of (name, latency_s, link_gb_s)")
-    recompute = recompute_time_s(cfg, gpu, active_params, prefix_len, mfu, dtype)
+    recompute = _recompute(cfg, gpu, active_params, prefix_len, mfu, dtype)
     values = []
     for tier in tiers:
         if not isinstance(tier, (list, tuple)) or len(tier) != 3 or not isinstance(tier[0], str):
             raise ValueError(f"a tier is (name, latency_s, link_gb_s), got {tier!r}")
         name, latency, gb_s = tier
-        fetch = fetch_time_s(cfg, kv_dtype_bytes, prefix_len, latency, gb_s)
-        values.append((name, (recompute - fetch) / prefix_len))
+        fetch = _fetch(cfg, kv_dtype_bytes, prefix_len, latency, gb_s)
+        values.append((name, float((recompute - fetch) / prefix_len)))
     return values
 
 
-def ssd_endurance_tb(dwpd: float, capacity_tb: float, years: float) -> Fraction:
-    return (_num("dwpd", dwpd, positive=True) * _num("capacity_tb", capacity_tb, positive=True)
+def ssd_endurance_tb(dwpd: float, capacity_tb: float, years: float) -> float:
+    return float(_num("dwpd", dwpd, positive=True) * _num("capacity_tb", capacity_tb, positive=True)
             * YEAR_DAYS * _num("years", years, positive=True))
 
 
-def ssd_days(endurance_tb: float, write_gb_s: float) -> Fraction:
+def ssd_days(endurance_tb: float, write_gb_s: float) -> float:
     written = _num("endurance_tb", endurance_tb, positive=True) * TERA
-    return written / (_num("write_gb_s", write_gb_s, positive=True) * GB) / DAY_S
+    return float(written / (_num("write_gb_s", write_gb_s, positive=True) * GB) / DAY_S)

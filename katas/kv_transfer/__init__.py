@@ -7,15 +7,15 @@ Units: bytes, FLOPs and seconds; GB/s = 10^9 bytes/s; TFLOP/s = 10^12 FLOP/s. ``
 model's Hugging Face ``config.json`` as a dict (``data/models/*.json`` hold real ones under
 ``"config"``); ``gpu`` is a datasheet entry (``data/gpus/*.json``), read at
 ``gpu["tensor_tflops"][dtype]["dense"]``. ``active_params`` is the parameter count one
-token multiplies through (an int, given by the caller). Numbers may be ints, floats or
-``fractions.Fraction``s; compute exactly (a float stands for its exact binary value).
+token multiplies through (an int, given by the caller). Numbers are ints or floats;
+compute exactly (``fractions.Fraction``; a float stands for its exact binary value) and
+return times and rates as floats.
 Bad input raises ValueError: a bool is not a number, NaN and infinities are not numbers,
 and a config with sliding-window attention is refused.
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 _PROMPT = "see katas/kv_transfer/README.md"
@@ -37,19 +37,19 @@ def recompute_flops(cfg: dict[str, Any], active_params: int, prefix_len: int) ->
 
 
 def recompute_time_s(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
-                     prefix_len: int, mfu: float, dtype: str = "bf16") -> Fraction:
+                     prefix_len: int, mfu: float, dtype: str = "bf16") -> float:
     """Seconds to recompute the prefix on one GPU: FLOPs / (dense peak x mfu), mfu in (0, 1]."""
     raise NotImplementedError(f"recompute_time_s ({_PROMPT})")
 
 
 def fetch_time_s(cfg: dict[str, Any], kv_dtype_bytes: int, prefix_len: int,
-                 latency_s: float, link_gb_s: float) -> Fraction:
+                 latency_s: float, link_gb_s: float) -> float:
     """Seconds to fetch the prefix's KV: latency_s + bytes / (link_gb_s x 10^9)."""
     raise NotImplementedError(f"fetch_time_s ({_PROMPT})")
 
 
 def break_even_gb_s(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
-                    kv_dtype_bytes: int, mfu: float, dtype: str = "bf16") -> Fraction:
+                    kv_dtype_bytes: int, mfu: float, dtype: str = "bf16") -> float:
     """The link rate (GB/s) at which fetching a token's KV costs exactly what recomputing its
     linear term costs: KV bytes per token / (2 x active_params / (peak x mfu)) / 10^9."""
     raise NotImplementedError(f"break_even_gb_s ({_PROMPT})")
@@ -69,7 +69,7 @@ def fetch_wins_from(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int
 
 def pd_link_gb_s(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
                  kv_dtype_bytes: int, mfu: float, prompt_len: int,
-                 dtype: str = "bf16") -> Fraction:
+                 dtype: str = "bf16") -> float:
     """GB/s one prefill GPU sends to decode while it prefills ``prompt_len``-token prompts
     back to back: the prompt's KV bytes / its prefill time / 10^9."""
     raise NotImplementedError(f"pd_link_gb_s ({_PROMPT})")
@@ -90,7 +90,7 @@ def links_too_slow(models: dict[str, tuple[dict[str, Any], int]],
 
 def handoff_ttft_s(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
                    kv_dtype_bytes: int, mfu: float, prompt_len: int, latency_s: float,
-                   link_gb_s: float, dtype: str = "bf16") -> tuple[Fraction, Fraction]:
+                   link_gb_s: float, dtype: str = "bf16") -> tuple[float, float]:
     """Seconds the KV hand-off adds to the time to first token: (sent whole after the
     prefill, sent layer by layer during it), by the prompt's pipeline model."""
     raise NotImplementedError(f"handoff_ttft_s ({_PROMPT})")
@@ -99,19 +99,19 @@ def handoff_ttft_s(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
 def tier_values(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
                 kv_dtype_bytes: int, mfu: float, prefix_len: int,
                 tiers: list[tuple[str, float, float]],
-                dtype: str = "bf16") -> list[tuple[str, Fraction]]:
+                dtype: str = "bf16") -> list[tuple[str, float]]:
     """For each tier (name, latency_s, link_gb_s), in the order given: (name, seconds saved
     per prefix token) = (recompute time - fetch time) / prefix_len. Negative: the tier
     costs more than it saves."""
     raise NotImplementedError(f"tier_values ({_PROMPT})")
 
 
-def ssd_endurance_tb(dwpd: float, capacity_tb: float, years: float) -> Fraction:
+def ssd_endurance_tb(dwpd: float, capacity_tb: float, years: float) -> float:
     """Terabytes (10^12 bytes) a drive rated for ``dwpd`` drive writes per day over a
     ``years``-year warranty may write: dwpd x capacity_tb x 365 x years."""
     raise NotImplementedError(f"ssd_endurance_tb ({_PROMPT})")
 
 
-def ssd_days(endurance_tb: float, write_gb_s: float) -> Fraction:
+def ssd_days(endurance_tb: float, write_gb_s: float) -> float:
     """Days until ``endurance_tb`` terabytes are written at a steady ``write_gb_s`` GB/s."""
     raise NotImplementedError(f"ssd_days ({_PROMPT})")

@@ -82,12 +82,14 @@ def test_where_fetching_starts_to_win():
 @pytest.mark.rubric("crossover")
 def test_a_tie_is_not_a_win():
     """Rule: Fetching wins from"""
-    # 1 layer, 1 head, head_dim 1: recompute(T) = (2T + 2T^2) / 100; KV 2 bytes per token
-    cfg, g = gqa_config(1, 1, 1, 1), peak_gpu(Fraction(1, 10**10))
-    model = Exact(cfg, g, 1, 1, 1)
-    latency = model.recompute(3) - model.fetch(3, 0, 1)           # equal at T = 3
-    assert not model.wins(3, latency, 1) and model.wins(4, latency, 1)
-    assert m.fetch_wins_from(cfg, g, 1, 1, 1, latency, 1) == 4
+    # 1 layer, 1 head, head_dim 1, 1-byte KV: 2 bytes and 2 T FLOPs of attention per token.
+    # 1000 TFLOP/s at mfu 0.5 against 500 GB/s: a byte costs what 1000 FLOPs cost, so with
+    # no latency fetching wins when 2 x active + 2 T > 2 x 1000: at T = 3 for active = 997
+    # the two are equal, and only T = 4 wins.
+    cfg, g = gqa_config(1, 1, 1, 1), peak_gpu(1000)
+    model = Exact(cfg, g, 997, 1, 0.5)
+    assert model.recompute(3) == model.fetch(3, 0, 500) and model.wins(4, 0, 500)
+    assert m.fetch_wins_from(cfg, g, 997, 1, 0.5, 0, 500) == 4
 
 
 # ------------------------------------------------------------------ pd_link
