@@ -1,8 +1,8 @@
 """Reference solution for the kv_transfer kata: recompute a prefix or fetch its KV.
 
 Everything is computed exactly in ``fractions.Fraction`` (a float is taken at its exact
-binary value); times and rates are rounded to a float only when returned. Units: bytes, FLOPs, seconds;
-GB/s = 10^9 bytes/s, TFLOP/s = 10^12 FLOP/s.
+binary value); times and rates are rounded to a float only when returned. Units: bytes,
+FLOPs, seconds; GB/s = 10^9 bytes/s, TFLOP/s = 10^12 FLOP/s.
 """
 
 from __future__ import annotations
@@ -52,20 +52,18 @@ class _Model:
             raise ValueError("sliding-window attention is not covered by this kata")
         self.layers = _int("num_hidden_layers", cfg.get("num_hidden_layers"), 1)
         self.heads = _int("num_attention_heads", cfg.get("num_attention_heads"), 1)
-        self.mla = cfg.get("kv_lora_rank") is not None
-        if self.mla:
+        if cfg.get("kv_lora_rank") is not None:
             rank = _int("kv_lora_rank", cfg.get("kv_lora_rank"), 1)
             rope = _int("qk_rope_head_dim", cfg.get("qk_rope_head_dim"), 1)
             self.kv_elems = rank + rope                       # one latent per layer
             self.qk_dim = _int("qk_nope_head_dim", cfg.get("qk_nope_head_dim"), 0) + rope
             self.v_dim = _int("v_head_dim", cfg.get("v_head_dim"), 1)
         else:
-            hidden = _int("hidden_size", cfg.get("hidden_size"), 1)
             kv_heads = _int("num_key_value_heads",
                             cfg.get("num_key_value_heads", self.heads), 1)
             head_dim = cfg.get("head_dim")
             if head_dim is None:
-                head_dim = hidden // self.heads
+                head_dim = _int("hidden_size", cfg.get("hidden_size"), 1) // self.heads
             self.qk_dim = self.v_dim = _int("head_dim", head_dim, 1)
             self.kv_elems = 2 * kv_heads * self.qk_dim        # K and V
         self.window = cfg.get("max_position_embeddings")

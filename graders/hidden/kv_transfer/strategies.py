@@ -92,6 +92,8 @@ def exact_ties(draw: Any) -> dict[str, Any]:
     peak p = c j / m TFLOP/s at mfu m against 1000 j GB/s, so one byte costs what c FLOPs do.
     With latency 0: recompute - fetch = T K (T - T0) / P when 2A = kvb c - K T0. With a
     latency w T0 / 2^s: 2A = w P / 2^s - K T0 + kvb c puts the one positive root at T0 too.
+    Half the setups add one active parameter: T0 then wins by 2 T0 / P seconds, while T0 - 1
+    still loses (K >= 2 makes its deficit at least that large).
     """
     layers = draw(st.integers(1, 8))
     heads = draw(st.sampled_from([1, 2, 4, 8]))
@@ -118,9 +120,13 @@ def exact_ties(draw: Any) -> dict[str, Any]:
         latency = w * t0 / 2**s                      # exact in a float
     assert twice_a > 0 and twice_a.denominator == 1 and twice_a.numerator % 2 == 0, twice_a
     active = twice_a.numerator // 2
+    # one more active parameter makes T0 a win by a hair (2 T0 / P seconds; see the tests)
+    hair = draw(st.booleans())
     window = draw(st.sampled_from([t0 + 1, t0 + 2, 10**7, t0]))   # t0: the first win is past it
     cfg = {"num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": kv,
            "head_dim": d, "hidden_size": heads * d, "max_position_embeddings": window}
     entry = {"id": "tie", "tensor_tflops": {"bf16": {"dense": peak, "sparse_2_4": 2 * peak}}}
-    return {"cfg": cfg, "gpu": entry, "active": active, "kv_bytes": b, "mfu": mfu,
-            "latency": latency, "link": link, "t0": t0}
+    first = t0 if hair else t0 + 1
+    return {"cfg": cfg, "gpu": entry, "active": active + hair, "kv_bytes": b, "mfu": mfu,
+            "latency": latency, "link": link, "t0": t0, "hair": hair,
+            "want": first if first <= window else None}

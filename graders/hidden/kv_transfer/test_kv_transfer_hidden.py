@@ -189,14 +189,17 @@ def test_a_tie_is_not_a_win(tie):
     """Rules: Fetching wins from; Exact arithmetic"""
     ex = Exact(tie["cfg"], tie["gpu"], tie["active"], tie["kv_bytes"], tie["mfu"])
     t0, lat, link = tie["t0"], tie["latency"], tie["link"]
-    assert ex.recompute(t0) == ex.fetch(t0, lat, link)          # the strategy's promise
+    gap = ex.recompute(t0) - ex.fetch(t0, lat, link)
+    assert gap == (2 * t0 / ex.flops_s if tie["hair"] else 0)    # the strategy's promise
+    assert first_win(ex, lat, link) == tie["want"]
     got = m.fetch_wins_from(tie["cfg"], tie["gpu"], tie["active"], tie["kv_bytes"], tie["mfu"],
                             lat, link)
-    want = t0 + 1 if t0 + 1 <= ex.window else None
-    assert got == want, (
-        f"recompute and fetch are exactly equal at T = {t0} (a tie is not a win); "
-        f"window {ex.window}: expected {want}, got {got!r} "
-        f"(active={tie['active']}, latency={lat}, link={link}, cfg={tie['cfg']})")
+    how = (f"fetching wins at T = {t0} by {float(gap):.3g} s exactly" if tie["hair"] else
+           f"recompute and fetch are exactly equal at T = {t0} (a tie is not a win)")
+    assert got == tie["want"], (
+        f"{how}; window {ex.window}: expected {tie['want']}, got {got!r} "
+        f"(active={tie['active']}, latency={lat}, link={link}, mfu={tie['mfu']}, "
+        f"dense TFLOP/s={tie['gpu']['tensor_tflops']['bf16']['dense']}, cfg={tie['cfg']})")
 
 
 @pytest.mark.rubric("crossover")
