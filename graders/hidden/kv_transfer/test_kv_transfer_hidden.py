@@ -165,25 +165,6 @@ def test_recompute_time_default_dtype_is_bf16():
 # crossover
 # =====================================================================================
 @pytest.mark.rubric("crossover")
-@given(cfg=configs(), b=kv_bytes, t=lengths, lat=latencies, link=links)
-def test_fetch_time(cfg, b, t, lat, link):
-    """Rule: Fetch time"""
-    ex = Exact(cfg, peak_gpu(1), 1, b, 1)
-    close(m.fetch_time_s(cfg, b, t, lat, link), ex.fetch(t, lat, link),
-          f"fetch_time_s(T={t}, latency={lat}, link={link})")
-
-
-@pytest.mark.rubric("crossover")
-@given(cfg=configs(), g=gpus_and_dtypes(), a=actives, b=kv_bytes, mfu=mfus)
-def test_break_even_rate(cfg, g, a, b, mfu):
-    """Rule: One ratio"""
-    entry, dtype = g
-    ex = Exact(cfg, entry, a, b, mfu, dtype)
-    close(m.break_even_gb_s(cfg, entry, a, b, mfu, dtype), ex.break_even(),
-          f"break_even_gb_s(active={a}, bytes={b}, mfu={mfu})")
-
-
-@pytest.mark.rubric("crossover")
 @given(tie=exact_ties())
 def test_a_tie_is_not_a_win(tie):
     """Rules: Fetching wins from; Exact arithmetic"""
@@ -200,6 +181,25 @@ def test_a_tie_is_not_a_win(tie):
         f"{how}; window {ex.window}: expected {tie['want']}, got {got!r} "
         f"(active={tie['active']}, latency={lat}, link={link}, mfu={tie['mfu']}, "
         f"dense TFLOP/s={tie['gpu']['tensor_tflops']['bf16']['dense']}, cfg={tie['cfg']})")
+
+
+@pytest.mark.rubric("crossover")
+@given(cfg=configs(), b=kv_bytes, t=lengths, lat=latencies, link=links)
+def test_fetch_time(cfg, b, t, lat, link):
+    """Rule: Fetch time"""
+    ex = Exact(cfg, peak_gpu(1), 1, b, 1)
+    close(m.fetch_time_s(cfg, b, t, lat, link), ex.fetch(t, lat, link),
+          f"fetch_time_s(T={t}, latency={lat}, link={link})")
+
+
+@pytest.mark.rubric("crossover")
+@given(cfg=configs(), g=gpus_and_dtypes(), a=actives, b=kv_bytes, mfu=mfus)
+def test_break_even_rate(cfg, g, a, b, mfu):
+    """Rule: One ratio"""
+    entry, dtype = g
+    ex = Exact(cfg, entry, a, b, mfu, dtype)
+    close(m.break_even_gb_s(cfg, entry, a, b, mfu, dtype), ex.break_even(),
+          f"break_even_gb_s(active={a}, bytes={b}, mfu={mfu})")
 
 
 @pytest.mark.rubric("crossover")
@@ -269,6 +269,28 @@ def test_pd_link_and_its_bound(cfg, g, a, b, mfu, t):
         "no prompt length asks for more than the break-even rate"
 
 
+@pytest.mark.rubric("pd_link")
+def test_a_link_at_exactly_the_need_carries_it():
+    """Rule: Links too slow"""
+    # 1 layer, 1 head of 1, 1-byte KV: 2 bytes per token; active 1000 at 1000 TFLOP/s x 0.5
+    # prefills 2.5e11 tokens/s: the need is exactly 500 GB/s
+    cfg = {"num_hidden_layers": 1, "num_attention_heads": 1, "head_dim": 1, "hidden_size": 1,
+           "max_position_embeddings": 10}
+    g = peak_gpu(1000)
+    assert Exact(cfg, g, 1000, 1, 0.5).break_even() == 500
+    got = m.links_too_slow({"tiny": (cfg, 1000)}, {"g": g}, {"a": 500, "b": 499.99, "c": 500.0}, 1, 0.5)
+    assert [tuple(x) for x in got] == [("tiny", "g", "b")], f"equal carries it: got {got}"
+    assert m.links_too_slow({}, {"g": g}, {"a": 1}, 1, 0.5) == []
+    # several of each, listed out of order: the answer is sorted by (model, gpu, link)
+    models = {"zeta": (cfg, 1000), "alpha": (cfg, 4000)}      # needs 500 and 125 GB/s
+    gpus = {"slow": peak_gpu(500), "fast": g}                 # halves or keeps the need
+    got = m.links_too_slow(models, gpus, {"z": 100, "m": 300, "a": 10}, 1, 0.5)
+    want = sorted([("zeta", "fast", "z"), ("zeta", "fast", "m"), ("zeta", "fast", "a"),
+                   ("zeta", "slow", "z"), ("zeta", "slow", "a"), ("alpha", "fast", "z"),
+                   ("alpha", "fast", "a"), ("alpha", "slow", "a")])
+    assert [tuple(x) for x in got] == want, f"expected every slow triple, sorted: {want}, got {got}"
+
+
 @st.composite
 def link_tables(draw):
     names = draw(st.lists(st.sampled_from([LLAMA_70B, LLAMA_8B, DEEPSEEK_V3, "Qwen--Qwen3-30B-A3B",
@@ -298,20 +320,6 @@ def test_links_too_slow(tables):
     got = m.links_too_slow(models, gpus, links_, 2, mfu)
     assert isinstance(got, list), f"expected a list, got {got!r}"
     assert [tuple(x) for x in got] == want, f"links_too_slow: expected {want}, got {got}"
-
-
-@pytest.mark.rubric("pd_link")
-def test_a_link_at_exactly_the_need_carries_it():
-    """Rule: Links too slow"""
-    # 1 layer, 1 head of 1, 1-byte KV: 2 bytes per token; active 1000 at 1000 TFLOP/s x 0.5
-    # prefills 2.5e11 tokens/s: the need is exactly 500 GB/s
-    cfg = {"num_hidden_layers": 1, "num_attention_heads": 1, "head_dim": 1, "hidden_size": 1,
-           "max_position_embeddings": 10}
-    g = peak_gpu(1000)
-    assert Exact(cfg, g, 1000, 1, 0.5).break_even() == 500
-    got = m.links_too_slow({"tiny": (cfg, 1000)}, {"g": g}, {"a": 500, "b": 499.99, "c": 500.0}, 1, 0.5)
-    assert [tuple(x) for x in got] == [("tiny", "g", "b")], f"equal carries it: got {got}"
-    assert m.links_too_slow({}, {"g": g}, {"a": 1}, 1, 0.5) == []
 
 
 # =====================================================================================
