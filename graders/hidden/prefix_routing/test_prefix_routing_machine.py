@@ -115,7 +115,7 @@ class RouterMachine(RuleBasedStateMachine):
     def view_matches_the_model(self) -> None:
         if not hasattr(self, "router") or self.ITEM not in ("view", "late_notices"):
             return
-        for toks in self.seen[-3:] + [PREFIXES[0] + [2], PREFIXES[1] + [2]]:
+        for toks in self.seen[-2:] + [PREFIXES[1] + [2]]:
             for r in range(self.n):
                 got = self.router.matched_blocks(r, toks)
                 want = self.model.matched_blocks(r, toks)
@@ -136,7 +136,7 @@ def _machine(item: str, policy: str, notices: bool, reports: bool) -> type:
                {"ITEM": item, "POLICY": policy, "NOTICES": notices, "REPORTS": reports})
     case = cls.TestCase
     case.settings = settings(max_examples=max(10, settings.default.max_examples // 3),
-                             stateful_step_count=25, deadline=None)
+                             stateful_step_count=20, deadline=None)
     return pytest.mark.rubric(item)(case)
 
 
