@@ -22,20 +22,35 @@ def test_template_change_shifts_every_block_boundary():
     """Rule: Prefix boundary"""
     old = S + [20, 21, 22]
     new = [1, 2, 3, 99] + S[3:] + [20, 21, 22]  # one token inserted at position 3
-    assert m.prefix_boundary(old, new, 4) == (3, 0, 0, 2), (
+    assert tuple(m.prefix_boundary(old, new, 4)) == (3, 0, 0, 2), (
         "the inserted token is at position 3, inside block 0: every block of the new "
         "prompt hashes differently, so none of old's 2 cached blocks is reused")
-    assert m.prefix_boundary(old, old, 4) == (11, 2, 2, 0)
+    assert tuple(m.prefix_boundary(old, old, 4)) == (11, 2, 2, 0)
 
 
 @pytest.mark.rubric("boundary")
 def test_boundary_caps_the_reuse_at_the_last_token():
     """Rule: Prefix boundary"""
-    assert m.prefix_boundary(S + [9], S, 4) == (8, 2, 1, 0), (
+    assert tuple(m.prefix_boundary(S + [9], S, 4)) == (8, 2, 1, 0), (
         "new = the 8 shared tokens: both blocks are cached but the last token must be "
         "computed, so only 1 block is reused; no cached block of old is lost")
-    assert m.prefix_boundary(S, S + [9, 9, 9, 9], 4) == (8, 2, 2, 0)
-    assert m.prefix_boundary(S, [1, 2, 3, 4, 5, 0, 0, 0], 4) == (5, 1, 1, 1)
+    assert tuple(m.prefix_boundary(S, S + [9, 9, 9, 9], 4)) == (8, 2, 2, 0)
+    assert tuple(m.prefix_boundary(S, [1, 2, 3, 4, 5, 0, 0, 0], 4)) == (5, 1, 1, 1)
+
+
+@pytest.mark.rubric("boundary")
+def test_diagnosing_a_drop_in_cache_hit_tokens():
+    """Rule: Prefix boundary"""
+    system = list(range(100, 132))                  # 32 tokens: 8 blocks of 4
+    old_a, old_b = system + [1, 2, 3], system + [4, 5]
+    # the new template puts a per-request id after the first 10 system tokens
+    new_a = system[:10] + [7001] + system[10:] + [1, 2, 3]
+    new_b = system[:10] + [7002] + system[10:] + [4, 5]
+    before = m.prefix_boundary(old_a, old_b, 4)[2]
+    after = m.prefix_boundary(new_a, new_b, 4)[2]
+    assert (before, after) == (8, 2), (before, after)
+    # the hit counter falls by (8 - 2) * 4 = 24 tokens per request: that is the evidence
+    assert (before - after) * 4 == 24
 
 
 # -- round robin ---------------------------------------------------------------------

@@ -418,7 +418,7 @@ def _check_replay(policy: str, case: dict) -> None:
 
 @pytest.mark.rubric("replay")
 @pytest.mark.parametrize("policy", ["round_robin", "affinity", "predicted_finish"])
-@settings(max_examples=max(10, settings.default.max_examples // 2))
+@settings(max_examples=max(8, settings.default.max_examples // 3))
 @given(case=bursts())
 def test_replayed_bursts_match_the_model(policy, case):
     """Rules: Round robin; Affinity; Predicted finish; Eviction notices; Reservations; Load reports"""

@@ -135,8 +135,8 @@ def _machine(item: str, policy: str, notices: bool, reports: bool) -> type:
     cls = type(f"Router_{item}", (RouterMachine,),
                {"ITEM": item, "POLICY": policy, "NOTICES": notices, "REPORTS": reports})
     case = cls.TestCase
-    case.settings = settings(max_examples=max(10, settings.default.max_examples // 3),
-                             stateful_step_count=20, deadline=None)
+    case.settings = settings(max_examples=max(8, settings.default.max_examples // 4),
+                             stateful_step_count=16, deadline=None)
     return pytest.mark.rubric(item)(case)
 
 
