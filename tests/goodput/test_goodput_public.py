@@ -169,7 +169,7 @@ def test_three_regimes_example():
     rate = [b / ((params + b * kv_seq) / bw) for b, bw in
             ((pools[0] // kv_seq, 3.35e12), (pools[1] // kv_seq, 4.8e12))]
     close(got["capacity"], rate[1] / rate[0], "capacity regime: 85 sequences against 3")
-    assert got["capacity"] > 20 * got["bandwidth"] / 1.5, "the capacity regime is the big win here"
+    assert got["capacity"] > 10 * got["bandwidth"], "here the capacity regime is the big win"
 
 
 @pytest.mark.rubric("upgrade")
