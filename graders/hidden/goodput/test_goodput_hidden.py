@@ -50,11 +50,13 @@ def test_step_line_reads_head_dim_and_kv_heads_defaults():
             "intermediate_size": 100, "vocab_size": 50}
     g = {"memory_bandwidth_gb_s": 1}
     for extra in [{}, {"num_key_value_heads": None, "head_dim": None},
-                  {"num_key_value_heads": 2}, {"head_dim": 32}, {"num_key_value_heads": 1, "head_dim": 8}]:
+                  {"num_key_value_heads": 2}, {"head_dim": 32}, {"num_key_value_heads": 1, "head_dim": 8},
+                  {"num_experts": 0, "kv_lora_rank": None}]:
         cfg = {**base, **extra}
         want0, want1 = oracle.line(cfg, g, 10, 2, 2, 0)
         got0, got1 = gp.step_line(cfg, g, 10)
-        exact_close(got0, want0, f"t0 of {cfg} (kv heads absent or null: q; head_dim absent or null: H // q)")
+        exact_close(got0, want0, f"t0 of {cfg} (kv heads absent or null: q; head_dim absent or "
+                                 f"null: H // q; num_experts 0 and kv_lora_rank null: dense)")
         exact_close(got1, want1, f"t1 of {cfg}")
 
 
