@@ -198,6 +198,7 @@ def loads(draw):
 @example((3.0, 1, 0.001, 1 / 3, 0.0), None)
 @example((1.0, 2, 0.5, 0.25, 0.0), 2)
 @example((1.0, 2, 0.5, 0.25, 0.0), 1)
+@example((0.1, 1, 20.0, 0.0, 0.0), 2)
 def test_residency_is_the_fixed_point(case, cap):
     """Rules: Little's law residency; Exact comparisons"""
     lam, n, t0, t1, pre = case
