@@ -22,10 +22,10 @@ def _num(name: str, value: Any, *, positive: bool = False) -> float:
     return float(value)
 
 
-def _quantile(q: Any) -> float:
-    q = _num("quantile", q)
+def _quantile(value: Any) -> float:
+    q = _num("quantile", value)
     if not 0 < q < 1:
-        raise ValueError(f"quantile must lie strictly between 0 and 1, got {q!r}")
+        raise ValueError(f"quantile must lie strictly between 0 and 1, got {value!r}")
     return q
 
 
