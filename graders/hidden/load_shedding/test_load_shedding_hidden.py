@@ -23,9 +23,9 @@ ls = kata_impl("load_shedding")
 BAD = [True, False, float("nan"), float("inf"), -float("inf"), "1", None]
 
 
-def close(got, want, what, rel=1e-9):
+def close(got, want, what, rel=1e-7):
     assert isinstance(got, (int, float)) and not isinstance(got, bool), f"{what}: got {got!r}"
-    assert math.isclose(got, float(want), rel_tol=rel, abs_tol=1e-12), (
+    assert math.isclose(got, float(want), rel_tol=rel, abs_tol=1e-9), (
         f"{what}: expected {float(want)!r}, got {got!r}")
 
 
@@ -212,7 +212,7 @@ def test_spike_fluid_matches_the_fluid_queue(mu, base_share, spike_share, length
     got = ls.spike_fluid(mu, base, spike, length, timeout)
     for key in ("backlog", "drain_s", "dead_window_s"):
         close(got[key], want[key], f"spike_fluid({mu}, {base}, {spike}, {length}, {timeout})[{key!r}]",
-              rel=1e-9)
+              rel=1e-7)
     assert got["dead_window_s"] <= got["drain_s"] + timeout + 1e-9
 
 
@@ -470,10 +470,11 @@ def test_shedding_never_serves_fewer_in_time(trace, spike_end):
 @pytest.mark.parametrize("seed,servers", [(2, 1), (3, 2)])
 def test_replay_seeded_spikes(seed, servers):
     """Rules: Replay; The server; Admission"""
-    rows = sim.spike(seed, base_rate=0.8 * servers, spike_rate=2.4 * servers, horizon=110.0)
+    rows = sim.spike(seed, base_rate=0.8 * servers, spike_rate=2.4 * servers, length=20.0,
+                     horizon=55.0)
     for shed in (False, True):
-        want = sim.oracle_replay(sim.exact(rows), servers, shed, Fraction(50))
-        _check_replay(ls.replay(rows, servers, shed, 50.0), want,
+        want = sim.oracle_replay(sim.exact(rows), servers, shed, Fraction(40))
+        _check_replay(ls.replay(rows, servers, shed, 40.0), want,
                       f"seeded spike {seed}, {servers} slot(s), shed={shed}")
 
 
