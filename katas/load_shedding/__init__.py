@@ -20,8 +20,8 @@ def service_stats(prompt_lengths: Sequence[int], probabilities: Sequence[float],
                   per_token_s: float) -> tuple[float, float]:
     """(mean, squared coefficient of variation) of the service time
     ``fixed_s + per_token_s x length`` when the prompt length is ``prompt_lengths[i]`` with
-    probability ``probabilities[i]`` (equal lengths non-empty, probabilities >= 0 summing to 1
-    within 1e-9, lengths ints >= 0)."""
+    probability ``probabilities[i]`` (two non-empty lists of equal length; probabilities >= 0
+    summing to 1 within 1e-9; lengths ints >= 0)."""
     raise NotImplementedError(f"service_stats ({_PROMPT})")
 
 
