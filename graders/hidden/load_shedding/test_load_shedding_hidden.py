@@ -14,6 +14,7 @@ from fractions import Fraction
 import hypothesis.strategies as st
 import pytest
 from hypothesis import assume, example, given, settings
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from graders.impl import kata_impl
 from tests.load_shedding import sim
@@ -496,3 +497,74 @@ def test_replay_empty():
     got = ls.replay([], 3, True, 5.0)
     assert list(got["accepted"]) == [] and got["goodput"] == 0
     assert got["dead_work_s"] == 0 and got["recovery_s"] == 0
+
+
+# ================================================================== a controller, step by step
+class AdmissionMachine(RuleBasedStateMachine):
+    """Time moves forward by steps; offers come with timeouts cut to land exactly on, just
+    before or just after the finish the simulator predicts, and bad offers come in between.
+
+    Rules: Admission; The server; Bad input
+    """
+
+    check_retry = False
+
+    @initialize(servers=st.sampled_from([1, 2, 3]))
+    def setup(self, servers: int) -> None:
+        self.servers, self.now, self.last = servers, Fraction(0), 0.0
+        self.c = ls.AdmissionController(servers)
+        self.admitted: list[tuple[Fraction, Fraction]] = []
+        self.log = [f"c = AdmissionController({servers})"]
+
+    @rule(dt=st.sampled_from([0, 0, 1, 2]).map(Fraction) | EIGHTHS.map(Fraction))
+    def wait(self, dt: Fraction) -> None:
+        self.now += dt
+
+    @rule(service=st.sampled_from([1, 2, 3]).map(Fraction) | EIGHTHS.map(Fraction),
+          cut=st.sampled_from([0, 0, Fraction(-1, 8), Fraction(1, 8), 1, -1]))
+    def offer(self, service: Fraction, cut: Fraction) -> None:
+        finish = sim.finishes([*self.admitted, (self.now, service)], self.servers)[-1]
+        timeout = max(Fraction(1, 8), finish - self.now + cut)
+        want = sim.decide(self.admitted, self.servers, self.now, service, timeout)
+        got = tuple(self.c.offer(float(self.now), float(service), float(timeout)))
+        self.last = float(self.now)
+        self.log.append(f"c.offer({float(self.now)}, {float(service)}, {float(timeout)}) -> {got}")
+        story = "\n    ".join(self.log[-12:])
+        if self.check_retry:
+            assume(got[0] == want[0])
+            assert got[1] == want[1], (
+                f"Retry-After should be {want[1]} (the smallest whole seconds after which the "
+                f"same request fits, None if never), got {got[1]!r}:\n    {story}")
+        else:
+            assert got[0] == want[0], (
+                f"the request would finish at {float(finish)}, its client leaves at "
+                f"{float(self.now + timeout)}: it must be {'admitted' if want[0] else 'rejected'}"
+                f", got {got!r}:\n    {story}")
+        if want[0]:
+            self.admitted.append((self.now, service))
+
+    @rule(kind=st.sampled_from(["past", "zero service", "bool", "nan", "negative timeout"]),
+          ahead=st.sampled_from([0.0, 4.0]))
+    def bad_offer(self, kind: str, ahead: float) -> None:
+        now = float(self.now) + ahead  # a failed offer from the future must not move the clock
+        past = self.last - 0.5 if self.last >= 0.5 else -0.5
+        args = {"past": (past, 1.0, 5.0),
+                "zero service": (now, 0.0, 5.0), "bool": (now, True, 5.0),
+                "nan": (now, 1.0, float("nan")), "negative timeout": (now, 1.0, -5.0)}[kind]
+        with pytest.raises(ValueError):
+            self.c.offer(*args)
+        self.log.append(f"c.offer{args} -> ValueError (changes nothing)")
+
+
+class RetryMachine(AdmissionMachine):
+    """Rules: Retry-After; The server"""
+
+    check_retry = True
+
+
+# each step replays the admitted requests in the simulator: fewer, shorter runs than the profile
+AdmissionMachine.TestCase.settings = settings(
+    max_examples=min(30, settings.default.max_examples), stateful_step_count=20)
+RetryMachine.TestCase.settings = AdmissionMachine.TestCase.settings
+TestAdmissionMachine = pytest.mark.rubric("admission")(AdmissionMachine.TestCase)
+TestRetryMachine = pytest.mark.rubric("retry_after")(RetryMachine.TestCase)
