@@ -245,7 +245,7 @@ EIGHTHS = st.integers(1, 96).map(lambda x: x / 8)
 
 
 @st.composite
-def traces(draw, max_len=22):
+def traces(draw, max_len=16):
     """Offers built to hit the traps: bursts at one instant, idle gaps that free slots,
     timeouts that land exactly on a finish, services longer than timeouts."""
     servers = draw(st.sampled_from([1, 1, 2, 3]), label="servers")
