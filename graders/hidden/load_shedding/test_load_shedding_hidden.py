@@ -275,6 +275,17 @@ FIVE_THEN_WAIT = (2, [(0.0, 4.0, 10.0), (0.0, 4.0, 10.0), (0.0, 4.0, 8.0), (0.0,
 
 
 @pytest.mark.rubric("admission")
+def test_a_rejected_offer_moves_the_clock_too():
+    """Rules: Admission; Bad input"""
+    c = ls.AdmissionController(1)
+    assert c.offer(0.0, 10.0, 10.0)[0] is True
+    assert c.offer(5.0, 10.0, 10.0)[0] is False
+    with pytest.raises(ValueError):
+        c.offer(3.0, 1.0, 100.0)  # earlier than the rejected offer at 5
+    assert c.offer(5.0, 1.0, 6.0)[0] is True, "the failed offer changed nothing: 10 + 1 <= 11"
+
+
+@pytest.mark.rubric("admission")
 @given(traces())
 @example(FIVE_THEN_WAIT)
 @example((1, [(0.0, 3.0, 3.0), (0.0, 1.0, 4.0), (0.0, 1.0, 4.5), (10.0, 5.0, 5.0)]))
