@@ -105,11 +105,12 @@ def survives(demand: Sequence[int], near: Sequence[Sequence[int]],
     n = _ints("placement", placement, 0)
     if len(n) != len(d):
         raise ValueError(f"placement must give one count per region ({len(d)}), got {placement!r}")
-    for failed in range(len(d)):
-        alive = [0 if r == failed else c for r, c in enumerate(n)]
-        if not _served(d, sets, alive):
-            return False
-    return True
+    return _survives(d, sets, n)
+
+
+def _survives(demand: list[int], near: list[frozenset[int]], n: Sequence[int]) -> bool:
+    return all(_served(demand, near, [0 if r == f else x for r, x in enumerate(n)])
+               for f in range(len(demand)))
 
 
 def _compositions(total: int, caps: list[int]) -> Iterator[list[int]]:
@@ -130,12 +131,13 @@ def smallest_fleet(demand: Sequence[int], near: Sequence[Sequence[int]],
     c = _ints("caps", caps, 0)
     if len(c) != len(d):
         raise ValueError(f"caps must give one cap per region ({len(d)}), got {caps!r}")
+    if not _survives(d, sets, c):          # a replica more never hurts: if the caps fail, everything does
+        return None
     for total in range(sum(d), sum(c) + 1):
         for n in _compositions(total, c):
-            if all(_served(d, sets, [0 if r == f else x for r, x in enumerate(n)])
-                   for f in range(len(d))):
+            if _survives(d, sets, n):
                 return n
-    return None
+    raise AssertionError("the caps survive")  # pragma: no cover
 
 
 # ------------------------------------------------------------------ autoscaling

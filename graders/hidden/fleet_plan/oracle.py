@@ -53,7 +53,7 @@ def some_survivor(demand: Sequence[int], near: Sequence[Sequence[int]], caps: Se
 
 # ------------------------------------------------------------------ autoscaling
 def headroom(g: float, t: float, model: str) -> float:
-    return math.exp(t * math.log1p(g)) - 1.0 if model == "compound" else g * t
+    return math.expm1(t * math.log1p(g)) if model == "compound" else g * t
 
 
 # ------------------------------------------------------------------ tiering
