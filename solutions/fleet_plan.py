@@ -131,7 +131,8 @@ def smallest_fleet(demand: Sequence[int], near: Sequence[Sequence[int]],
     c = _ints("caps", caps, 0)
     if len(c) != len(d):
         raise ValueError(f"caps must give one cap per region ({len(d)}), got {caps!r}")
-    if not _survives(d, sets, c):          # a replica more never hurts: if the caps fail, everything does
+    # A replica more never hurts: when the caps fail, every placement within them does.
+    if not _survives(d, sets, c):
         return None
     for total in range(sum(d), sum(c) + 1):
         for n in _compositions(total, c):
@@ -195,7 +196,7 @@ def pack_tail(loads: Sequence[int], mems: Sequence[int], copies: int, gpu_load: 
     # Copies, largest first (by memory, then load): big items fail early in the search.
     items = sorted(((m, x, i) for i, (x, m) in enumerate(zip(ld, mm)) for _ in range(k)),
                    reverse=True)
-    lower = max(k, math.ceil(k * sum(ld) / cap_l), math.ceil(k * sum(mm) / cap_m))
+    lower = max(k, -(-k * sum(ld) // cap_l), -(-k * sum(mm) // cap_m))
     for bins in range(lower, len(items) + 1):
         where = _pack(items, bins, cap_l, cap_m)
         if where is not None:
