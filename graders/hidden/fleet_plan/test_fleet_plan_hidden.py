@@ -135,6 +135,8 @@ def _check_smallest(demand, near, caps):
 @example(([2, 1, 2], [[1], [0], [0]], [6, 6, 6]))
 @example(([3, 0, 0, 3], [[1, 2], [3], [3], [0]], [6, 6, 6, 6]))
 @example(([0, 0, 2], [[], [], [0, 1]], [6, 0, 6]))
+@example(([0, 0, 2], [[], [], [0, 1]], [6, 6, 6]))             # [1, 1, 1]: below its demand
+@example(([2, 2, 2, 2], [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]], [6, 6, 6, 6]))
 def test_smallest_fleet_is_minimal(inst):
     """Rule: Smallest fleet"""
     _check_smallest(*inst)
