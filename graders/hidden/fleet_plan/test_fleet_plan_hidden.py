@@ -217,7 +217,7 @@ def test_replicas_ahead(n, per, g, t, model, exact):
     if abs(x - near) <= 1e-12 * max(1.0, x):
         want = near
     else:
-        assume(abs(x - near) >= 1e-6)
+        assume(abs(x - near) >= 1e-6 * max(1.0, x))
         want = math.ceil(x)
     is_int(fp.replicas_ahead(load, per, g, t, model), want,
            f"replicas_ahead(load={load!r}, per_replica={per!r}, {g!r}, {t!r}, {model!r}): "
