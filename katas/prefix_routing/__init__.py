@@ -29,8 +29,8 @@ def prefix_boundary(old: list[int], new: list[int],
 
     Returns ``(first_diff, first_diff_block, reused_blocks, lost_blocks)``:
     ``first_diff`` is the length of the longest common prefix of the two token lists;
-    ``first_diff_block = first_diff // block_size`` (the first block of ``new`` whose hash
-    differs from old's, or that old lacks); ``reused_blocks`` is how many blocks ``new``
+    ``first_diff_block = first_diff // block_size`` (the first block the two prompts do not
+    share; it can lie past either prompt's last full block); ``reused_blocks`` is how many blocks ``new``
     hits in a cache that holds old's full blocks (capped so that new's last token is
     computed: at most ``(len(new) - 1) // block_size``); ``lost_blocks`` is how many of
     old's full blocks ``new`` cannot reuse (``len(old) // block_size - first_diff_block``).
@@ -50,7 +50,7 @@ class Router:
 
         ``load_cap`` (tokens) is used by the ``affinity`` policy only. Raises ValueError
         unless ``num_replicas`` and ``block_size`` are positive ints, ``policy`` is one of
-        ``POLICIES`` and ``load_cap`` is an int >= 0 (bools are not ints).
+        ``POLICIES`` and ``load_cap`` is an int >= 0, whatever the policy (bools are not ints).
         """
         raise NotImplementedError(f"Router.__init__ ({_PROMPT})")
 
@@ -60,9 +60,10 @@ class Router:
         replica's index.
 
         Raises ValueError for a ``request_id`` that is not a str or was routed before,
-        ``tokens`` that are not a non-empty list of ints in ``[0, 2**32)``, or a ``now``
-        that is not an int greater than every earlier ``route`` call's ``now`` (and >= 0).
-        A call that raises changes nothing.
+        ``tokens`` that are not a non-empty list (a tuple is not) of ints in
+        ``[0, 2**32)``, or a ``now`` that is not an int greater than every earlier
+        successful ``route`` call's ``now`` (and >= 0). A call that raises changes nothing.
+        With several bad arguments it may raise for any of them.
         """
         raise NotImplementedError(f"Router.route ({_PROMPT})")
 
@@ -73,7 +74,7 @@ class Router:
         to that replica, at a time later than ``evicted_at``, a request that has the
         block among its full blocks (the replica holds it again). A hash the view does not
         hold is ignored. Raises ValueError for a replica index out of range, hashes that
-        are not a list of bytes, or an ``evicted_at`` that is not an int >= 0; a call
+        are not a list of ``bytes`` objects (of any length), or an ``evicted_at`` that is not an int >= 0; a call
         that raises changes nothing.
         """
         raise NotImplementedError(f"Router.on_eviction ({_PROMPT})")
@@ -83,11 +84,13 @@ class Router:
         """A load report from ``replica``: it still had ``outstanding_tokens`` prefill
         tokens to compute when the report was taken, counting every request it had
         received up to ``last_request_id`` (the last request routed to it before the
-        report; None if none had been). It replaces the replica's previous report.
+        report; None if none had been). It replaces the replica's previous report, even one
+        that covered later requests.
 
         Raises ValueError for a replica index out of range or an ``outstanding_tokens``
-        that is not an int >= 0, and KeyError for a ``last_request_id`` that was never
-        routed to that replica. A call that raises changes nothing.
+        that is not an int >= 0, and KeyError for a ``last_request_id`` that is not None
+        and names no request routed to that replica, whatever its type. With several bad
+        arguments it may raise for any of them. A call that raises changes nothing.
         """
         raise NotImplementedError(f"Router.on_report ({_PROMPT})")
 

@@ -142,6 +142,8 @@ class Router:
     def on_report(self, replica: int, outstanding_tokens: int,
                   last_request_id: str | None) -> None:
         r = self._rep(replica)
+        if last_request_id is not None and type(last_request_id) is not str:
+            raise KeyError(last_request_id)   # never routed: no request has that id
         if not _int(outstanding_tokens, 0):
             raise ValueError("outstanding_tokens must be an int >= 0")
         if last_request_id is not None and self.owner.get(last_request_id, -1) != r:

@@ -94,6 +94,13 @@ def test_notices_are_per_replica():
     r.route("b", S + [9, 9], 1)
     r.on_eviction(1, HS, 5)
     assert r.matched_blocks(0, S + [1]) == 2 and r.matched_blocks(1, S + [1]) == 0
+    r2 = m.Router(2, 4, "round_robin")
+    r2.route("a", S + [9], 0)
+    r2.route("b", S + [9], 5)
+    r2.on_eviction(0, HS, 3)
+    assert r2.matched_blocks(0, S + [1]) == 0, (
+        "S was last sent to replica 0 at 0 <= 3: it goes there, whatever was sent to 1 at 5")
+    assert r2.matched_blocks(1, S + [1]) == 2
 
 
 @pytest.mark.rubric("late_notices")
@@ -103,8 +110,9 @@ def test_a_notice_older_than_every_send_removes_nothing():
     r.route("a", S + [9], 10)
     r.on_eviction(0, HS, 2)         # an eviction of an earlier copy, delivered very late
     assert r.matched_blocks(0, S + [9]) == 2
-    r.on_eviction(0, [b"\x00" * 32, HS[1]], 12)
-    assert r.matched_blocks(0, S + [9]) == 1, "unknown hashes are ignored, known ones go"
+    r.on_eviction(0, [b"\x00" * 32, b"", b"x", HS[1]], 12)
+    assert r.matched_blocks(0, S + [9]) == 1, (
+        "unknown hashes (of any length) are ignored, known ones go")
 
 
 @pytest.mark.rubric("late_notices")
@@ -131,6 +139,10 @@ def test_the_reservation_is_the_uncached_part_seen_before_the_route():
     r.route("c", [5, 5, 5, 5, 5, 5, 5, 5], 2)
     assert r.estimated_load(0) == 12 + 8, (
         "c's own blocks do not count as hits: it reserves all 8 tokens")
+    r.route("d", [5, 5, 5, 5, 5, 5, 5, 5], 3)
+    assert r.estimated_load(0) == 20 + 4, (
+        "d's 2 blocks are both in the view, but its match is capped at (8 - 1) // 4 = 1: "
+        "it reserves 8 - 4 = 4 tokens")
 
 
 @pytest.mark.rubric("load_estimate")
@@ -333,7 +345,8 @@ def test_boundary_edges():
 @pytest.mark.parametrize("args", [
     (0, 4, "round_robin"), (2, 0, "affinity"), (True, 4, "affinity"), (2, 4.0, "affinity"),
     (2, 4, "Affinity"), (2, 4, None), (2, 4, "affinity", -1), (2, 4, "affinity", True),
-    (2, 4, "affinity", 1.5), (-1, 4, "round_robin")])
+    (2, 4, "affinity", 1.5), (-1, 4, "round_robin"), (2, 4, "round_robin", -1),
+    (2, 4, "predicted_finish", True)])
 def test_bad_constructor_arguments(args):
     """Rule: Errors"""
     with pytest.raises(ValueError):
@@ -360,7 +373,7 @@ def test_bad_calls_change_nothing():
     for args in [(2, 0, None), (0, -1, None), (0, 1.5, None), (0, True, None)]:
         with pytest.raises(ValueError):
             r.on_report(*args)
-    for args in [(0, 0, "zzz"), (1, 0, "a")]:
+    for args in [(0, 0, "zzz"), (1, 0, "a"), (0, 0, 7), (0, 0, ["a"])]:
         with pytest.raises(KeyError):
             r.on_report(*args)
     for args in [(2, S), (0, []), (0, [-1])]:
