@@ -130,3 +130,17 @@ def test_write_hints_keeps_real_engines_last(tmp_path: Path) -> None:
     assert out.index("## Hints") < out.index("## Real engines")
     assert prompt_lint.hint_blocks(["one"]) in out
     assert prompt_lint.real_engines_problems(out) == []
+
+
+def test_a_kata_with_read_only_inputs_says_so_in_its_prompt() -> None:
+    """kata.toml's read_only_inputs hands the arguments over frozen (graders/wire.py): a
+    prompt that does not say "read-only" is a problem; one that does, or a kata without
+    the setting, is not."""
+    from types import SimpleNamespace
+
+    frozen, plain = SimpleNamespace(read_only_inputs=True), SimpleNamespace(read_only_inputs=False)
+    silent = "# k\n\nThe function returns a list.\n"
+    told = silent + "\nArguments arrive Read-only: copy what you change.\n"
+    assert "read_only_inputs" in prompt_lint.read_only_problems(frozen, silent)[0]  # type: ignore[arg-type]
+    assert prompt_lint.read_only_problems(frozen, told) == []  # type: ignore[arg-type]
+    assert prompt_lint.read_only_problems(plain, silent) == []  # type: ignore[arg-type]

@@ -28,6 +28,12 @@ kata is drawn from and, point by point, where the kata's rule matches it and whe
 It cites at least one file or doc: a path with a ``/`` and a file extension
 (``vllm/v1/core/sched/scheduler.py``) or a URL.
 
+Read-only inputs. A kata with ``read_only_inputs = true`` hands every argument over
+read-only (graders/wire.py: lists and dicts as subclasses that refuse changes, arrays that
+cannot be written), so the prompt must say so in words that hold the phrase "read-only": a
+candidate whose in-place sort raises, or whose ``type(x) is list`` check refuses a frozen
+list, must have been told.
+
     python -m graders.authoring.prompt_lint [NAME ...]          report problems (exit 1 if any)
     python -m graders.authoring.prompt_lint --write-hints NAME  regenerate the prompt's hint blocks
 """
@@ -290,10 +296,20 @@ def real_engines_problems(prompt: str) -> list[str]:
     return []
 
 
+def read_only_problems(kata: catalog.Kata, prompt: str) -> list[str]:
+    """A kata that hands its arguments over read-only must say so in its prompt."""
+    if kata.read_only_inputs and "read-only" not in prompt.lower():
+        return ["kata.toml sets read_only_inputs: the prompt must say that the arguments "
+                "arrive read-only (lists and dicts that refuse changes: test them with "
+                "isinstance; arrays that cannot be written)"]
+    return []
+
+
 def lint(name: str) -> list[str]:
     kata = catalog.load(name)
-    return (check_rules(kata).problems + check_hints(kata)
-            + real_engines_problems(kata.prompt_path.read_text(encoding="utf-8")))
+    prompt = kata.prompt_path.read_text(encoding="utf-8")
+    return (check_rules(kata).problems + check_hints(kata) + real_engines_problems(prompt)
+            + read_only_problems(kata, prompt))
 
 
 def main(argv: list[str] | None = None) -> int:
