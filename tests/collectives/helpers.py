@@ -7,34 +7,17 @@ probe live on the test's side; the search only ever sees the times it is given.
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Protocol
 
-ROOT = Path(__file__).resolve().parents[2]
-MODELS = ROOT / "data" / "models"
+from graders.support.shipped import ROOT, config, model_names
+
 NOISE = 0.02                   # measured = model x a factor in [1 - NOISE, 1 + NOISE]
 MAX_PROBE_BYTES = 2**53
 ALGORITHMS = ("one_shot", "two_shot", "ring")
 
 LLAMA_405B = "meta-llama--Meta-Llama-3.1-405B"
 LLAMA_70B = "meta-llama--Meta-Llama-3.1-70B"
-
-
-@lru_cache(maxsize=None)
-def _entry(name: str) -> str:
-    return (MODELS / f"{name}.json").read_text(encoding="utf-8")
-
-
-def config(name: str) -> dict[str, Any]:
-    """A fresh copy of a shipped model's config.json fields."""
-    return json.loads(_entry(name))["config"]  # type: ignore[no-any-return]
-
-
-def model_names() -> list[str]:
-    return sorted(p.stem for p in MODELS.glob("*.json"))
 
 
 def coefficients(algo: str, n: int) -> tuple[int, Fraction]:

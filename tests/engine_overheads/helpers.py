@@ -5,13 +5,9 @@ Nothing here calls the implementation under test.
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-MODELS = ROOT / "data" / "models"
+from graders.support.shipped import config
 
 LLAMA8 = "meta-llama--Meta-Llama-3.1-8B"
 MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -20,16 +16,6 @@ DENSE = [LLAMA8, "meta-llama--Llama-3.3-70B-Instruct", "meta-llama--Meta-Llama-3
          "google--gemma-2-9b-it", "google--gemma-3-27b-it", "google--gemma-3-1b-it"]
 MOE = ["Qwen--Qwen3-30B-A3B", "mistralai--Mixtral-8x7B-v0.1", "deepseek-ai--DeepSeek-V3",
        "openai--gpt-oss-20b"]
-
-
-@lru_cache(maxsize=None)
-def _load(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
-
-
-def config(name: str) -> dict[str, Any]:
-    """A fresh copy of a shipped model's config.json fields."""
-    return json.loads(_load(MODELS / f"{name}.json"))["config"]  # type: ignore[no-any-return]
 
 
 def vllm_default_ladder(top: int) -> list[int]:

@@ -5,16 +5,11 @@ Nothing here calls the implementation under test except through the object it is
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-MODELS = ROOT / "data" / "models"
-GPUS = ROOT / "data" / "gpus"
+from graders.support.shipped import config, gpu, gpu_ids, model_names
 
 LLAMA8 = "meta-llama--Meta-Llama-3.1-8B"
 H100_SXM = "nvidia-h100-sxm-80gb"
@@ -22,29 +17,6 @@ H100_SXM = "nvidia-h100-sxm-80gb"
 # The seed's scenario (the prompt's example).
 SEED_BATCH, SEED_CTX = 64, 2048
 SEED_REQUESTS = {"docs": (32_000, 500), "chat": (400, 100)}
-
-
-@lru_cache(maxsize=None)
-def _load(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
-
-
-def config(name: str) -> dict[str, Any]:
-    """A fresh copy of a shipped model's config.json fields."""
-    return json.loads(_load(MODELS / f"{name}.json"))["config"]  # type: ignore[no-any-return]
-
-
-def gpu(gpu_id: str) -> dict[str, Any]:
-    """A fresh copy of a shipped GPU datasheet entry."""
-    return json.loads(_load(GPUS / f"{gpu_id}.json"))  # type: ignore[no-any-return]
-
-
-def model_names() -> list[str]:
-    return sorted(p.stem for p in MODELS.glob("*.json"))
-
-
-def gpu_ids() -> list[str]:
-    return sorted(p.stem for p in GPUS.glob("*.json"))
 
 
 def close(got: Any, want: float, what: str, rel: float = 1e-12) -> None:

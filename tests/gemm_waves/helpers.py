@@ -5,15 +5,10 @@ Nothing here calls the implementation under test.
 
 from __future__ import annotations
 
-import json
 import math
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-MODELS = ROOT / "data" / "models"
-GPUS = ROOT / "data" / "gpus"
+from graders.support.shipped import ROOT, config, gpu
 
 H100_SXM = "nvidia-h100-sxm-80gb"
 H200 = "nvidia-h200-sxm-141gb"
@@ -25,19 +20,9 @@ QWEN7 = "Qwen--Qwen2.5-7B"
 REL = 1e-9
 
 
-@lru_cache(maxsize=None)
-def _load(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
-
-
-def config(name: str) -> dict[str, Any]:
-    """A shipped model's config.json fields."""
-    return json.loads(_load(MODELS / f"{name}.json"))["config"]  # type: ignore[no-any-return]
-
-
 def sms(gpu_id: str) -> int:
     """The SM count of a shipped GPU datasheet entry."""
-    return int(json.loads(_load(GPUS / f"{gpu_id}.json"))["sm_count"])
+    return int(gpu(gpu_id)["sm_count"])
 
 
 def close(got: Any, want: float, what: str, rel: float = REL) -> None:
