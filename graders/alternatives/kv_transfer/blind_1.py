@@ -2,7 +2,10 @@
 
 Written by a blind tester session, 2026-12-05, from the prompt, stub and public tests only
 (it saw neither the reference nor the hidden tests); kept as the tester wrote it, with only
-this docstring changed. It scored full marks (90/90, isolated) as written.
+this docstring and one type annotation (``slow``, for mypy --strict) changed. It scored full
+marks (90/90, isolated) as written. Its notes on the prompt made the prompt exact on which
+config fields every function checks and on ``links_too_slow`` checking every table entry
+(its own reading in both).
 
 How it differs from the reference (solutions/kv_transfer.py): one frozen ``_Arch`` record
 per config, validated once, that checks every architecture field in every function (the
