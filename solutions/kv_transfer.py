@@ -166,11 +166,18 @@ def links_too_slow(models: dict[str, tuple[dict[str, Any], int]],
         if not isinstance(table, dict) or not all(isinstance(k, str) for k in table):
             raise ValueError(f"{what} must be a dict keyed by name")
     rates = {name: _num(f"link {name!r}", gb_s, positive=True) for name, gb_s in links.items()}
-    need: dict[tuple[str, str], Fraction] = {}
+    # Every entry and argument is checked, even when an empty table leaves no triple.
+    _int("kv_dtype_bytes", kv_dtype_bytes, 1)
+    _mfu(mfu)
+    for gpu in gpus.values():
+        _peak(gpu, dtype)
     for model, entry in models.items():
         if not isinstance(entry, (tuple, list)) or len(entry) != 2:
             raise ValueError(f"models[{model!r}] must be a (cfg, active_params) pair")
-        cfg, active = entry
+        _Model(entry[0])
+        _int("active_params", entry[1], 1)
+    need: dict[tuple[str, str], Fraction] = {}
+    for model, (cfg, active) in models.items():
         for gpu_name, gpu in gpus.items():
             need[model, gpu_name] = _break_even(cfg, gpu, active, kv_dtype_bytes, mfu, dtype)
     return sorted((model, gpu_name, link) for (model, gpu_name), gb_s in need.items()

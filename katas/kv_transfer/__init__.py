@@ -11,7 +11,10 @@ token multiplies through (an int, given by the caller). Numbers are ints or floa
 compute exactly (``fractions.Fraction``; a float stands for its exact binary value) and
 return times and rates as floats.
 Bad input raises ValueError: a bool is not a number, NaN and infinities are not numbers,
-and a config with sliding-window attention is refused.
+and a config with sliding-window attention is refused. The config is checked whole: every
+function that takes a ``cfg`` checks every field the prompt's rules read for that kind of
+config (GQA/MHA or MLA), whether or not its own formula uses it; only ``fetch_wins_from``
+reads ``max_position_embeddings``.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ def fetch_wins_from(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int
     recomputing; None when no T up to the model's ``max_position_embeddings`` has it.
 
     Exact: a tie is not a win. Raises ValueError when the config has no
-    ``max_position_embeddings``.
+    ``max_position_embeddings`` (or not an int >= 1), even when T = 1 wins.
     """
     raise NotImplementedError(f"fetch_wins_from ({_PROMPT})")
 
@@ -83,7 +86,8 @@ def links_too_slow(models: dict[str, tuple[dict[str, Any], int]],
     transfer on that GPU at every prompt length (the prompt's rule), sorted.
 
     ``models`` maps a name to (cfg, active_params); ``gpus`` a name to a datasheet entry;
-    ``links`` a name to its GB/s.
+    ``links`` a name to its GB/s. Every entry of the three tables is checked, even when an
+    empty table leaves no triple to price.
     """
     raise NotImplementedError(f"links_too_slow ({_PROMPT})")
 
@@ -102,7 +106,7 @@ def tier_values(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
                 dtype: str = "bf16") -> list[tuple[str, float]]:
     """For each tier (name, latency_s, link_gb_s), in the order given: (name, seconds saved
     per prefix token) = (recompute time - fetch time) / prefix_len. Negative: the tier
-    costs more than it saves."""
+    costs more than it saves. ``tiers`` is a list or tuple; each tier a tuple or a list."""
     raise NotImplementedError(f"tier_values ({_PROMPT})")
 
 

@@ -6,6 +6,8 @@ formulas are written, and only ``fetch_wins_from`` and ``links_too_slow`` (the t
 graded on exact ties) use ``fractions.Fraction``; the first winning length is found by
 galloping up from T = 1 and then bisecting, where the reference bisects the whole window.
 It guards the tolerances: a float solution must pass every check but the exact ones.
+Later (after a blind tester's notes), ``links_too_slow`` gained checks of every table entry
+even when an empty table leaves no triple, when the prompt made that a rule.
 """
 
 from __future__ import annotations
@@ -142,6 +144,16 @@ def links_too_slow(models: dict[str, tuple[dict[str, Any], int]],
                for d in (models, gpus, links)):
         raise ValueError("tables")
     caps = {k: Fraction(_number(v, f"link {k}")) for k, v in links.items()}
+    _pos_int(kv_dtype_bytes, "kv_dtype_bytes")
+    if _number(mfu, "mfu") > 1:
+        raise ValueError("mfu")
+    for entry in gpus.values():                  # checked even when no model uses them
+        _flops_per_s(entry, dtype, mfu)
+    for mname, pair in models.items():
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(mname)
+        _fields(pair[0])
+        _pos_int(pair[1], "active_params")
     found = []
     for mname, pair in models.items():
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:

@@ -6,6 +6,8 @@ only and in a deliberately different shape (so not blind): one frozen ``Setup`` 
 per-token coefficients (seconds per token and per token^2 of recompute, seconds per token
 of fetch), and ``fetch_wins_from`` solves a T^2 + b T - c = 0 with an integer square root
 and settles the answer with exact comparisons, where the reference binary-searches.
+Later (after a blind tester's notes), ``links_too_slow`` gained checks of every table entry
+even when an empty table leaves no triple, when the prompt made that a rule.
 """
 
 from __future__ import annotations
@@ -161,6 +163,10 @@ def pd_link_gb_s(cfg: dict[str, Any], gpu: dict[str, Any], active_params: int,
     return float(setup.bytes_per_token * t / setup.recompute(t) / 10**9)
 
 
+_STAND_IN_GPU = {"tensor_tflops": {"bf16": {"dense": 1}}}
+_STAND_IN_CFG = {"num_hidden_layers": 1, "num_attention_heads": 1, "head_dim": 1}
+
+
 def links_too_slow(models: dict[str, tuple[dict[str, Any], int]],
                    gpus: dict[str, dict[str, Any]], links: dict[str, float],
                    kv_dtype_bytes: int, mfu: float,
@@ -169,17 +175,22 @@ def links_too_slow(models: dict[str, tuple[dict[str, Any], int]],
         if not isinstance(table, dict) or any(type(k) is not str for k in table):
             raise ValueError("models, gpus and links are dicts keyed by name")
     caps = [(name, _real(rate, f"link {name}")) for name, rate in links.items()]
-    out: list[tuple[str, str, str]] = []
     for mname, pair in models.items():
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise ValueError(f"{mname}: need (cfg, active_params)")
+    # Check every entry, even one no triple uses: price each model and each GPU once
+    # against a stand-in partner (and the stand-ins together, for the other arguments).
+    Setup.of(_STAND_IN_CFG, _STAND_IN_GPU, 1, kv_dtype_bytes, mfu, "bf16")
+    for pair in models.values():
+        Setup.of(pair[0], _STAND_IN_GPU, pair[1], kv_dtype_bytes, mfu, "bf16")
+    for entry in gpus.values():
+        Setup.of(_STAND_IN_CFG, entry, 1, kv_dtype_bytes, mfu, dtype)
+    out: list[tuple[str, str, str]] = []
+    for mname, pair in models.items():
         for gname, entry in gpus.items():
             s = Setup.of(pair[0], entry, pair[1], kv_dtype_bytes, mfu, dtype)
             need = s.bytes_per_token / s.lin / 10**9
             out.extend((mname, gname, lname) for lname, cap in caps if need > cap)
-    if not models or not gpus:
-        _real(mfu, "mfu")
-        _count(kv_dtype_bytes, "kv_dtype_bytes")
     out.sort()
     return out
 

@@ -101,7 +101,8 @@ SLIDING = [n for n in model_names() if uses_sliding_window(config(n))]
 
 
 @pytest.mark.rubric("kv_bytes")
-@pytest.mark.parametrize("case", SLIDING + ["layer_types", "window_no_flag", "window_flag_true"])
+@pytest.mark.parametrize("case", SLIDING + ["layer_types", "window_no_flag", "window_flag_true",
+                                  "window_zero", "window_flag_zero"])
 def test_sliding_windows_are_refused_everywhere(case):
     """Rule: Sliding windows are refused"""
     base = {"num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
@@ -110,6 +111,8 @@ def test_sliding_windows_are_refused_everywhere(case):
            **base} if case == "layer_types" else \
         {**base, "sliding_window": 128} if case == "window_no_flag" else \
         {**base, "sliding_window": 128, "use_sliding_window": True} if case == "window_flag_true" \
+        else {**base, "sliding_window": 0} if case == "window_zero" \
+        else {**base, "sliding_window": 128, "use_sliding_window": 0} if case == "window_flag_zero" \
         else config(case)
     for i, call in enumerate(_cfg_calls(cfg)):
         with pytest.raises(ValueError):
@@ -489,6 +492,8 @@ def test_bad_configs_gpus_and_tables():
             pytest.fail("fetch_wins_from needs max_position_embeddings")
     for bad_gpu, dtype in [({"id": "x"}, "bf16"), (g, "fp4"),
                            ({"tensor_tflops": {"bf16": {"dense": 0}}}, "bf16"),
+                           ({"tensor_tflops": {"bf16": {"dense": "989.4"}}}, "bf16"),
+                           ({"tensor_tflops": {"bf16": {"dense": True}}}, "bf16"),
                            ({"tensor_tflops": {"bf16": {"dense": float("nan")}}}, "bf16")]:
         with pytest.raises(ValueError):
             m.recompute_time_s(cfg, bad_gpu, a, 8, 0.5, dtype)
@@ -504,3 +509,114 @@ def test_bad_configs_gpus_and_tables():
         with pytest.raises(ValueError):
             m.links_too_slow(models, gpus, links_, 2, 0.5)
             pytest.fail(f"links_too_slow({models!r:.60}, ...) was accepted")
+
+
+def _mla(**change):
+    cfg = {"num_hidden_layers": 3, "num_attention_heads": 4, "kv_lora_rank": 16,
+           "qk_rope_head_dim": 8, "qk_nope_head_dim": 8, "v_head_dim": 8,
+           "max_position_embeddings": 4096, **change}
+    return {k: v for k, v in cfg.items() if v is not _DROP}
+
+
+def _gqa(**change):
+    cfg = {"num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "head_dim": 8, "hidden_size": 32, "max_position_embeddings": 4096, **change}
+    return {k: v for k, v in cfg.items() if v is not _DROP}
+
+
+_DROP = object()
+
+
+@pytest.mark.rubric("bad_input")
+@pytest.mark.parametrize("case", ["mla no v_head_dim", "mla no qk_nope_head_dim", "mla v_head_dim 0",
+                                  "mla kv_lora_rank 0", "gqa no heads", "gqa heads True",
+                                  "gqa kv heads null", "gqa kv heads 0", "gqa head_dim 0",
+                                  "derived head_dim 0", "derived, no hidden_size"])
+def test_the_config_is_checked_whole(case):
+    """Every function that takes a cfg refuses a config with a bad field the rules read for
+    that kind of config, even a field its own formula does not use (kv_bytes_per_token and
+    fetch_time_s never use v_head_dim, qk_nope_head_dim or, beside an explicit head_dim,
+    num_attention_heads).
+
+    Rule: The config is checked whole"""
+    cfg = {"mla no v_head_dim": _mla(v_head_dim=_DROP),
+           "mla no qk_nope_head_dim": _mla(qk_nope_head_dim=_DROP),
+           "mla v_head_dim 0": _mla(v_head_dim=0),
+           "mla kv_lora_rank 0": _mla(kv_lora_rank=0),
+           "gqa no heads": _gqa(num_attention_heads=_DROP),
+           "gqa heads True": _gqa(num_attention_heads=True),
+           "gqa kv heads null": _gqa(num_key_value_heads=None),
+           "gqa kv heads 0": _gqa(num_key_value_heads=0),
+           "gqa head_dim 0": _gqa(head_dim=0),
+           "derived head_dim 0": _gqa(head_dim=None, hidden_size=3),
+           "derived, no hidden_size": _gqa(head_dim=_DROP, hidden_size=_DROP)}[case]
+    for i, call in enumerate(_cfg_calls(cfg)):
+        with pytest.raises(ValueError):
+            call()
+            pytest.fail(f"call #{i} accepted the config {cfg} ({case})")
+
+
+@pytest.mark.rubric("bad_input")
+def test_fields_the_rules_do_not_read_are_not_checked():
+    """An MLA config's num_key_value_heads, head_dim and hidden_size, a hidden_size beside an
+    explicit head_dim, and (outside fetch_wins_from) max_position_embeddings are not read:
+    whatever they hold, every function answers as for the clean config, and a prefix longer
+    than the window is priced like any other.
+
+    Rule: The config is checked whole"""
+    h100, a = gpu(H100), 10**9
+    cases = [(_mla(), _mla(num_key_value_heads="x", head_dim=0, hidden_size=None)),
+             (_gqa(), _gqa(hidden_size=_DROP)), (_gqa(), _gqa(hidden_size="x"))]
+    for clean, noisy in cases:
+        for i, (want, got) in enumerate(zip(_cfg_calls(clean), _cfg_calls(noisy))):
+            assert got() == want(), f"call #{i}: {noisy} must answer as {clean} does"
+    for clean in (_mla(), _gqa()):
+        short = {**clean, "max_position_embeddings": 4}
+        windowless = {k: v for k, v in clean.items() if k != "max_position_embeddings"}
+        for cfg in (short, windowless):
+            assert m.kv_bytes_per_token(cfg, 2) == m.kv_bytes_per_token(clean, 2)
+            assert m.recompute_flops(cfg, a, 100) == Exact(clean, h100, a, 2, 0.5).flops(100), \
+                "a prefix longer than max_position_embeddings is priced like any other"
+            for f, args in [(m.recompute_time_s, (h100, a, 100, 0.5)), (m.fetch_time_s, (2, 100, 0, 25)),
+                            (m.break_even_gb_s, (h100, a, 2, 0.5)), (m.pd_link_gb_s, (h100, a, 2, 0.5, 100)),
+                            (m.handoff_ttft_s, (h100, a, 2, 0.5, 100, 0, 25)),
+                            (m.tier_values, (h100, a, 2, 0.5, 100, [("t", 0, 25)]))]:
+                assert f(cfg, *args) == f(clean, *args), \
+                    f"{f.__name__} does not read max_position_embeddings ({cfg})"
+            assert m.links_too_slow({"x": (cfg, a)}, {"h": h100}, {"l": 1}, 2, 0.5) == \
+                m.links_too_slow({"x": (clean, a)}, {"h": h100}, {"l": 1}, 2, 0.5)
+
+
+@pytest.mark.rubric("bad_input")
+def test_links_too_slow_checks_every_entry():
+    """Every entry of the three tables, and kv_dtype_bytes and mfu, are checked even when an
+    empty table leaves no triple to price.
+
+    Rule: Bad input"""
+    cfg, g, a = _good()
+    sliding = config("google--gemma-3-27b-it")
+    for models, gpus, links_, b, mfu in [
+            ({"x": ({}, a)}, {}, {"l": 1}, 2, 0.5), ({"x": (sliding, a)}, {}, {"l": 1}, 2, 0.5),
+            ({"x": (cfg, 0)}, {}, {}, 2, 0.5), ({"x": (cfg,)}, {}, {}, 2, 0.5),
+            ({}, {"g": {"id": "x"}}, {"l": 1}, 2, 0.5), ({}, {"g": g}, {"l": -1}, 2, 0.5),
+            ({}, {"g": g}, {"l": float("nan")}, 2, 0.5), ({}, {}, {}, 0, 0.5), ({}, {}, {}, 2, 1.5),
+            ({"x": (cfg, a)}, {}, {}, True, 0.5), ({}, {"g": g}, {}, 2, 0)]:
+        with pytest.raises(ValueError):
+            m.links_too_slow(models, gpus, links_, b, mfu)
+            pytest.fail(f"links_too_slow({models!r:.60}, {gpus!r:.40}, {links_!r}, {b!r}, {mfu!r}) "
+                        "was accepted: an empty table does not excuse the others")
+    assert m.links_too_slow({}, {}, {}, 2, 0.5) == [], "nothing to price: no triple"
+
+
+@pytest.mark.rubric("bad_input")
+def test_pairs_and_triples_may_be_lists():
+    """A models value and a tier may be a tuple or a list; tiers a list or a tuple.
+
+    Rule: Bad input"""
+    cfg, g, a = _good()
+    want = m.tier_values(cfg, g, a, 2, 0.5, 64, [("dram", 1e-5, 25), ("ssd", 1e-4, 1)])
+    for tiers in [(("dram", 1e-5, 25), ("ssd", 1e-4, 1)), [["dram", 1e-5, 25], ["ssd", 1e-4, 1]]]:
+        got = m.tier_values(cfg, g, a, 2, 0.5, 64, tiers)
+        assert [tuple(x) for x in got] == [tuple(x) for x in want], f"tiers given as {tiers!r}"
+    assert [tuple(x) for x in m.links_too_slow({"x": [cfg, a]}, {"g": g}, {"l": 1}, 2, 0.5)] == \
+        [("x", "g", "l")], "a (cfg, active_params) pair given as a list"
