@@ -126,15 +126,16 @@ TIMES = st.one_of(DECIMALS, DYADIC)
 
 @st.composite
 def lines_near_target(draw: Any) -> tuple[float, float, float, int]:
-    """(t0, t1, tpot, b_star): tpot lands on, or a float rounding away from, t(b_star)."""
+    """(t0, t1, tpot, b_star): tpot lands on, a float rounding away from, or a hair below t(b_star)
+    (on a flat line, t1 = 0, a hair below t0: no batch meets the target)."""
     t0 = draw(st.one_of(st.just(0.0), TIMES), label="t0")
     t1 = draw(st.one_of(st.just(0.0), TIMES), label="t1")
     if t0 == 0 and t1 == 0:
         t1 = 0.25
     b = draw(st.integers(1, 300), label="b_star")
     tpot = t0 + b * t1                          # float arithmetic: may round either way
-    tpot = draw(st.sampled_from([tpot, float(step(t0, t1, b)), tpot * (1 + 2 ** -40)]),
-                label="tpot")
+    tpot = draw(st.sampled_from([tpot, float(step(t0, t1, b)), tpot * (1 + 2 ** -40),
+                                 tpot * (1 - 2 ** -40)]), label="tpot")
     return t0, t1, tpot, b
 
 

@@ -142,6 +142,7 @@ def test_speeds_bad_input():
 @example((0.003, 0.0002, 0.0292, 131), 1000)
 @example((0.0, 0.25, 1.0, 4), 100)
 @example((0.5, 0.0, 1.0, 1), 7)
+@example((0.5, 0.0, 0.4, 1), 7)
 @example((0.5, 0.25, 0.6, 1), 9)
 def test_best_batch_is_the_largest_feasible(case, cap):
     """Rules: Goodput-optimal batch; Exact comparisons"""
@@ -326,6 +327,7 @@ def pool_cases(draw):
 @example((99, 0, 10, 1, 25))
 @example((29, 0, 10, 2, 25))
 @example((56, 1, 10, 2, 25))
+@example((35, 1, 10, 2, 25))
 def test_batch_from_the_pool_matches_the_simulated_peak(case):
     """Rules: Batch from the pool; KV grows after admission"""
     pool, p, n, spacing, cap = case
