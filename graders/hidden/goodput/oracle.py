@@ -52,13 +52,13 @@ def best_batch(t0: Any, t1: Any, tpot: Any, cap: int) -> int:
 def residency(lam: Any, n: int, t0: Any, t1: Any, pre: Any,
               cap: int | None) -> Fraction | None:
     """The N with N = lam (pre + n (t0 + N t1)), found as the root of a line; None as the prompt says."""
-    lam, t0, t1, pre = fr(lam), fr(t0), fr(t1), fr(pre)
-    slope = lam * n * t1                      # d(rhs)/dN
+    rate, a, b, p = fr(lam), fr(t0), fr(t1), fr(pre)
+    slope = rate * n * b                      # d(rhs)/dN
     if slope >= 1:
         return None
-    at_zero = lam * (pre + n * t0)            # rhs at N = 0
+    at_zero = rate * (p + n * a)              # rhs at N = 0
     n_star = at_zero / (1 - slope)
-    assert n_star == lam * (pre + n * (t0 + n_star * t1))
+    assert n_star == rate * (p + n * (a + n_star * b))
     if cap is not None and n_star > cap:
         return None
     return n_star
