@@ -26,7 +26,8 @@ def step_line(cfg: dict[str, Any], gpu: dict[str, Any], ctx_len: int, weight_byt
     / bandwidth, t1_s = one sequence's KV bytes / bandwidth.
 
     Raises ValueError for an MoE or MLA config, a negative ``ctx_len``, element sizes or
-    overhead.
+    overhead. Zeros are fine: ``ctx_len`` or element sizes of 0 give the line they give,
+    (0.0, 0.0) included.
     """
     raise NotImplementedError(f"step_line ({_PROMPT})")
 
@@ -59,7 +60,7 @@ def resident_sequences(arrival_rate: float, output_len: int, t0_s: float, t1_s: 
 
     None when there is no finite solution (arrival_rate x output_len x t1_s >= 1) or it
     exceeds ``max_seqs`` (when given). Raises ValueError for negative rates or times,
-    output_len < 1, max_seqs < 0, or t0_s = t1_s = 0.
+    output_len < 1, max_seqs not an int >= 0, or t0_s = t1_s = 0.
     """
     raise NotImplementedError(f"resident_sequences ({_PROMPT})")
 
@@ -70,8 +71,8 @@ def continuous_gain(lengths: dict[int, int], batch: int) -> tuple[int, int]:
     length is its weight over the total): E[max of batch draws] / E[length], exactly, as
     (numerator, denominator) in lowest terms with a positive denominator.
 
-    Raises ValueError for an empty dict, a length or weight that is not an int >= 1, or
-    batch < 1.
+    Raises ValueError for ``lengths`` that is not a non-empty dict, a length or weight that
+    is not an int >= 1, or batch < 1.
     """
     raise NotImplementedError(f"continuous_gain ({_PROMPT})")
 
@@ -82,8 +83,8 @@ def kv_peak_tokens(admissions: list[tuple[int, int, int]]) -> int:
     request holds prompt_len + (t - admit_step) + 1 tokens; it holds nothing before or after.
     0 for no requests.
 
-    Raises ValueError for an entry that is not three ints, admit_step < 0, prompt_len < 0
-    or output_len < 1.
+    Raises ValueError for ``admissions`` that is not a list or tuple, an entry that is not
+    three ints, admit_step < 0, prompt_len < 0 or output_len < 1.
     """
     raise NotImplementedError(f"kv_peak_tokens ({_PROMPT})")
 
@@ -94,8 +95,8 @@ def max_batch_for_pool(pool_tokens: int, prompt_len: int, output_len: int, spaci
     ``output_len`` output tokens, admitted at steps 0, spacing, 2 x spacing, ..., never hold
     more than ``pool_tokens`` KV tokens at once (as ``kv_peak_tokens`` counts them).
 
-    Raises ValueError for a negative pool, prompt_len, spacing or max_seqs, or
-    output_len < 1.
+    Raises ValueError for a count that is not an int, a negative pool, prompt_len, spacing
+    or max_seqs, or output_len < 1.
     """
     raise NotImplementedError(f"max_batch_for_pool ({_PROMPT})")
 
@@ -110,7 +111,7 @@ def upgrade_gains(cfg: dict[str, Any], old_gpu: dict[str, Any], new_gpu: dict[st
     of ``ctx_len``-token sequences each GPU's KV pool holds, new over old).
 
     Raises ValueError for an MoE or MLA config, ctx_len < 1, kv_bytes <= 0, a negative pool
-    or weight_bytes, a ``dtype`` either entry has no dense figure for, or a pool that holds
-    no whole sequence.
+    or weight_bytes (0 is fine), a ``dtype`` either entry has no dense figure for (no number
+    at tensor_tflops[dtype]["dense"]), or a pool that holds no whole sequence.
     """
     raise NotImplementedError(f"upgrade_gains ({_PROMPT})")

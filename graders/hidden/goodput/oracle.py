@@ -52,13 +52,13 @@ def best_batch(t0: Any, t1: Any, tpot: Any, cap: int) -> int:
 def residency(lam: Any, n: int, t0: Any, t1: Any, pre: Any,
               cap: int | None) -> Fraction | None:
     """The N with N = lam (pre + n (t0 + N t1)), found as the root of a line; None as the prompt says."""
-    lam, t0, t1, pre = fr(lam), fr(t0), fr(t1), fr(pre)
-    slope = lam * n * t1                      # d(rhs)/dN
+    rate, a, b, p = fr(lam), fr(t0), fr(t1), fr(pre)
+    slope = rate * n * b                      # d(rhs)/dN
     if slope >= 1:
         return None
-    at_zero = lam * (pre + n * t0)            # rhs at N = 0
+    at_zero = rate * (p + n * a)              # rhs at N = 0
     n_star = at_zero / (1 - slope)
-    assert n_star == lam * (pre + n * (t0 + n_star * t1))
+    assert n_star == rate * (p + n * (a + n_star * b))
     if cap is not None and n_star > cap:
         return None
     return n_star
@@ -126,15 +126,16 @@ TIMES = st.one_of(DECIMALS, DYADIC)
 
 @st.composite
 def lines_near_target(draw: Any) -> tuple[float, float, float, int]:
-    """(t0, t1, tpot, b_star): tpot lands on, or a float rounding away from, t(b_star)."""
+    """(t0, t1, tpot, b_star): tpot lands on, a float rounding away from, or a hair below t(b_star)
+    (on a flat line, t1 = 0, a hair below t0: no batch meets the target)."""
     t0 = draw(st.one_of(st.just(0.0), TIMES), label="t0")
     t1 = draw(st.one_of(st.just(0.0), TIMES), label="t1")
     if t0 == 0 and t1 == 0:
         t1 = 0.25
     b = draw(st.integers(1, 300), label="b_star")
     tpot = t0 + b * t1                          # float arithmetic: may round either way
-    tpot = draw(st.sampled_from([tpot, float(step(t0, t1, b)), tpot * (1 + 2 ** -40)]),
-                label="tpot")
+    tpot = draw(st.sampled_from([tpot, float(step(t0, t1, b)), tpot * (1 + 2 ** -40),
+                                 tpot * (1 - 2 ** -40)]), label="tpot")
     return t0, t1, tpot, b
 
 

@@ -61,6 +61,18 @@ def test_step_line_reads_head_dim_and_kv_heads_defaults():
 
 
 @pytest.mark.rubric("step_line")
+def test_step_line_takes_zero_sizes():
+    """Rule: Bad input"""
+    cfg, g = config(LLAMA8), gpu(H100_SXM)
+    got = gp.step_line(cfg, g, 0, 0, 0, 0.0)
+    assert tuple(got) == (0.0, 0.0), f"zeros are not bad input in step_line: (0.0, 0.0), got {got!r}"
+    want0, want1 = oracle.line(cfg, g, 0, 2, 2, 0)
+    got0, got1 = gp.step_line(cfg, g, 0)
+    exact_close(got0, want0, "t0 at ctx_len 0")
+    assert got1 == 0, f"ctx_len 0 reads no KV: t1 = 0, got {got1!r}"
+
+
+@pytest.mark.rubric("step_line")
 @pytest.mark.parametrize("name", NOT_DENSE)
 def test_step_line_rejects_moe_and_mla(name):
     """Rule: Bad input"""
@@ -142,6 +154,7 @@ def test_speeds_bad_input():
 @example((0.003, 0.0002, 0.0292, 131), 1000)
 @example((0.0, 0.25, 1.0, 4), 100)
 @example((0.5, 0.0, 1.0, 1), 7)
+@example((0.5, 0.0, 0.4, 1), 7)
 @example((0.5, 0.25, 0.6, 1), 9)
 def test_best_batch_is_the_largest_feasible(case, cap):
     """Rules: Goodput-optimal batch; Exact comparisons"""
@@ -240,7 +253,7 @@ def test_residency_bad_input():
     for n in [0, 2.0, True]:
         with pytest.raises(ValueError):
             gp.resident_sequences(1.0, n, 0.1, 0.01)
-    for cap in [-1, 2.5, True]:
+    for cap in [-1, 2.5, 13.0, True]:
         with pytest.raises(ValueError):
             gp.resident_sequences(1.0, 10, 0.1, 0.01, 0.0, cap)
     with pytest.raises(ValueError):
@@ -302,9 +315,10 @@ ADMISSIONS = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 30), st.integ
 def test_kv_peak_matches_a_step_by_step_count(adm):
     """Rule: KV grows after admission"""
     want = oracle.kv_peak(adm)
-    got = gp.kv_peak_tokens([list(a) for a in adm])
-    assert got == want, (f"kv_peak_tokens({adm}): counting every step, the most held at once is "
-                         f"{want}, got {got!r}")
+    for given_as in ([list(a) for a in adm], tuple(adm)):
+        got = gp.kv_peak_tokens(given_as)
+        assert got == want, (f"kv_peak_tokens({given_as}): counting every step, the most held "
+                             f"at once is {want}, got {got!r}")
 
 
 @st.composite
@@ -326,6 +340,7 @@ def pool_cases(draw):
 @example((99, 0, 10, 1, 25))
 @example((29, 0, 10, 2, 25))
 @example((56, 1, 10, 2, 25))
+@example((35, 1, 10, 2, 25))
 def test_batch_from_the_pool_matches_the_simulated_peak(case):
     """Rules: Batch from the pool; KV grows after admission"""
     pool, p, n, spacing, cap = case
@@ -420,3 +435,6 @@ def test_upgrade_bad_input():
         gp.upgrade_gains(cfg, old, new, *ok, kv_bytes=0)
     with pytest.raises(ValueError):
         gp.upgrade_gains(cfg, old, new, *ok, weight_bytes=-1)
+    free = gp.upgrade_gains(cfg, old, new, *ok, weight_bytes=0)
+    close(free["bandwidth"], 4800 / 3350, "weight_bytes 0 is not bad input: decode at batch 1 "
+          "reads only one sequence's KV, and the ratio is the bandwidths'")
