@@ -20,8 +20,8 @@ def service_stats(prompt_lengths: Sequence[int], probabilities: Sequence[float],
                   per_token_s: float) -> tuple[float, float]:
     """(mean, squared coefficient of variation) of the service time
     ``fixed_s + per_token_s x length`` when the prompt length is ``prompt_lengths[i]`` with
-    probability ``probabilities[i]`` (two non-empty lists of equal length; probabilities >= 0
-    summing to 1 within 1e-9; lengths ints >= 0)."""
+    probability ``probabilities[i]`` (two non-empty lists or tuples of equal length;
+    probabilities >= 0 whose sum is within 1e-9 of 1; every length an int >= 0)."""
     raise NotImplementedError(f"service_stats ({_PROMPT})")
 
 
@@ -45,7 +45,8 @@ def spike_fluid(service_rate: float, base_rate: float, spike_rate: float, spike_
     """The fluid model of a spike: keys ``backlog`` (requests queued when the spike ends),
     ``drain_s`` (seconds after the spike until the queue is empty) and ``dead_window_s``
     (seconds after the spike during which the server still starts requests whose clients
-    waited longer than ``timeout_s``). ``base_rate`` must be below ``service_rate``."""
+    waited longer than ``timeout_s``). ``base_rate`` must be below ``service_rate``;
+    ``timeout_s`` must be > 0; ``spike_rate`` may be below ``base_rate`` and ``spike_s`` 0."""
     raise NotImplementedError(f"spike_fluid ({_PROMPT})")
 
 
@@ -61,19 +62,23 @@ class AdmissionController:
         raise NotImplementedError(f"AdmissionController ({_PROMPT})")
 
     def offer(self, now: float, service_s: float, timeout_s: float) -> tuple[bool, int | None]:
-        """A request arrives at ``now`` (never earlier than the previous offer's ``now``), needs
-        ``service_s`` > 0 seconds of a slot, and its client gives up ``timeout_s`` > 0 seconds
-        after ``now``. Returns ``(True, None)`` when admitted (it will finish in time), else
-        ``(False, retry_after)``: the whole seconds to wait, rounded up, before the same request
-        would be admitted if nothing else arrived; ``None`` when it can never be (its service
-        alone exceeds its timeout). A rejected request changes nothing."""
+        """A request arrives at ``now`` (never earlier than the ``now`` of the last offer that
+        returned, admitted or rejected; a call that raised does not count), needs ``service_s``
+        > 0 seconds of a slot, and its client gives up ``timeout_s`` > 0 seconds after ``now``.
+        Returns ``(True, None)`` when admitted (it will finish in time), else
+        ``(False, retry_after)``: the whole seconds to wait (an int >= 1, rounded up) before the
+        same request would be admitted if nothing else arrived; ``None`` when it can never be
+        (its service alone exceeds its timeout). A rejected request changes nothing but the
+        clock."""
         raise NotImplementedError(f"AdmissionController.offer ({_PROMPT})")
 
 
 def replay(arrivals: Sequence[Sequence[float]], servers: int, shed: bool,
            spike_end: float) -> dict[str, Any]:
-    """Replay ``arrivals`` (``(time, service_s, timeout_s)`` each, times non-decreasing) through
-    ``servers`` FIFO slots, admitting every request (``shed`` False) or deciding each by an
-    ``AdmissionController`` (``shed`` True). Returns the dict the prompt's "Replay" describes:
-    ``accepted``, ``retry_after``, ``finish``, ``dead_work_s``, ``goodput``, ``recovery_s``."""
+    """Replay ``arrivals`` (a list or tuple, possibly empty, of ``(time, service_s, timeout_s)``
+    lists or tuples, each valid as an offer's arguments whatever ``shed`` is, times
+    non-decreasing) through ``servers`` FIFO slots, admitting every request (``shed`` False) or
+    deciding each by an ``AdmissionController`` (``shed`` True). ``spike_end`` is a time (>= 0).
+    Returns the dict the prompt's "Replay" describes: ``accepted``, ``retry_after``,
+    ``finish``, ``dead_work_s``, ``goodput``, ``recovery_s``."""
     raise NotImplementedError(f"replay ({_PROMPT})")

@@ -68,6 +68,15 @@ def test_latency_quantile_is_mm1_at_scv_one():
 
 
 @pytest.mark.rubric("latency_ceiling")
+def test_utilisation_ceiling_at_another_quantile():
+    """Rules: Utilisation ceiling; Latency quantile"""
+    rho = ls.utilisation_ceiling(0.5, 2.0, 3.0, 0.9)   # a = 3 / (ln(10) x 0.5) - 1
+    a = 3.0 / (math.log(10) * 0.5) - 1
+    close(rho, 2 * a / (2 * a + 3.0), "the quantile's ln(1 / (1 - q)), not ln(100)")
+    close(ls.p99_latency_s(rho / 0.5, 0.5, 2.0, 0.9), 3.0, "the p90 at the ceiling is the target")
+
+
+@pytest.mark.rubric("latency_ceiling")
 def test_utilisation_ceiling_zero_when_even_idle_misses():
     """Rule: Utilisation ceiling"""
     assert ls.utilisation_ceiling(1.0, 1.0, 4.6) == 0.0, "p99 of an idle server is ln(100) S > 4.6"
@@ -142,6 +151,16 @@ def test_admission_bad_input_changes_nothing():
         with pytest.raises(ValueError):
             c.offer(*args)
     assert tuple(c.offer(5.0, 6.0, 10.0)) == (True, None), "the failed offers changed the controller"
+
+
+@pytest.mark.rubric("admission")
+def test_a_rejected_offer_moves_the_clock():
+    """Rules: Admission; Bad input"""
+    c = ls.AdmissionController(1)
+    assert tuple(c.offer(0.0, 6.0, 6.0)) == (True, None)
+    assert c.offer(2.0, 6.0, 6.0)[0] is False, "would finish at 12 > 8"
+    with pytest.raises(ValueError):
+        c.offer(1.0, 1.0, 10.0)  # earlier than the rejected offer's now = 2
 
 
 @pytest.mark.rubric("retry_after")
