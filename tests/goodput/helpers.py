@@ -5,37 +5,17 @@ Nothing here calls the implementation under test.
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-MODELS = ROOT / "data" / "models"
-GPUS = ROOT / "data" / "gpus"
+from graders.support.shipped import config, gpu
 
 H100_SXM = "nvidia-h100-sxm-80gb"
 H200_SXM = "nvidia-h200-sxm-141gb"
 LLAMA8 = "meta-llama--Meta-Llama-3.1-8B"
 LLAMA70 = "meta-llama--Llama-3.3-70B-Instruct"
 REL = 1e-12
-
-
-@lru_cache(maxsize=None)
-def _load(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
-
-
-def config(name: str) -> dict[str, Any]:
-    """A fresh copy of a shipped model's config.json fields."""
-    return json.loads(_load(MODELS / f"{name}.json"))["config"]  # type: ignore[no-any-return]
-
-
-def gpu(gpu_id: str) -> dict[str, Any]:
-    """A fresh copy of a shipped GPU datasheet entry."""
-    return json.loads(_load(GPUS / f"{gpu_id}.json"))  # type: ignore[no-any-return]
 
 
 def close(got: Any, want: float, what: str, rel: float = REL) -> None:

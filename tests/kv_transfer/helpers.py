@@ -4,16 +4,11 @@ exact rationals, written apart from the reference (per-token coefficients, not i
 
 from __future__ import annotations
 
-import json
 import numbers
 from fractions import Fraction
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-MODELS = ROOT / "data" / "models"
-GPUS = ROOT / "data" / "gpus"
+from graders.support.shipped import config, gpu, gpu_ids, model_names
 
 LLAMA_70B = "meta-llama--Llama-3.3-70B-Instruct"
 LLAMA_8B = "meta-llama--Meta-Llama-3.1-8B"
@@ -21,29 +16,6 @@ DEEPSEEK_V3 = "deepseek-ai--DeepSeek-V3"
 QWEN3_32B = "Qwen--Qwen3-32B"
 H100 = "nvidia-h100-sxm-80gb"
 GB = 10**9
-
-
-@lru_cache(maxsize=None)
-def _text(folder: Path, name: str) -> str:
-    return (folder / f"{name}.json").read_text(encoding="utf-8")
-
-
-def config(name: str) -> dict[str, Any]:
-    """A fresh copy of a shipped model's config.json fields."""
-    return json.loads(_text(MODELS, name))["config"]  # type: ignore[no-any-return]
-
-
-def gpu(name: str) -> dict[str, Any]:
-    """A fresh copy of a shipped GPU datasheet entry."""
-    return json.loads(_text(GPUS, name))  # type: ignore[no-any-return]
-
-
-def model_names() -> list[str]:
-    return sorted(p.stem for p in MODELS.glob("*.json"))
-
-
-def gpu_names() -> list[str]:
-    return sorted(p.stem for p in GPUS.glob("*.json"))
 
 
 def uses_sliding_window(cfg: dict[str, Any]) -> bool:
@@ -131,3 +103,4 @@ def close(got: Any, want: Fraction, what: str, rel: Fraction = Fraction(1, 10**9
     err = abs(Fraction(got) - Fraction(want))
     bound = rel * (abs(Fraction(want)) if scale is None else scale)
     assert err <= bound, f"{what}: expected {float(want)!r} ({want}), got {got!r}"
+

@@ -9,7 +9,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tests.kv_transfer.helpers import GB, config, full_attention_models, gpu, gpu_names
+from tests.kv_transfer.helpers import GB, config, full_attention_models, gpu, gpu_ids
 
 HEADS = [1, 2, 4, 8, 16, 28, 32, 64, 128]
 HEAD_DIMS = [1, 2, 64, 80, 96, 128, 256]
@@ -66,7 +66,7 @@ def configs(window: Any = None) -> Any:
 @st.composite
 def gpus_and_dtypes(draw: Any) -> tuple[dict[str, Any], str]:
     if draw(st.booleans()):
-        entry = gpu(draw(st.sampled_from(gpu_names())))
+        entry = gpu(draw(st.sampled_from(gpu_ids())))
         dtype = draw(st.sampled_from(sorted(entry["tensor_tflops"])))
         return entry, dtype
     peak = draw(st.one_of(st.integers(1, 5000), st.floats(0.5, 5000)))

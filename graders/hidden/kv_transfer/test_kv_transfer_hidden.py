@@ -18,7 +18,7 @@ from graders.hidden.kv_transfer.strategies import (actives, configs, exact_ties,
                                                    links, mfus, mla_configs)
 from graders.impl import kata_impl
 from tests.kv_transfer.helpers import (DEEPSEEK_V3, GB, H100, LLAMA_8B, LLAMA_70B, Exact, close,
-                                       config, full_attention_models, gpu, gpu_names,
+                                       config, full_attention_models, gpu, gpu_ids,
                                        model_names, peak_gpu, uses_sliding_window)
 
 m = kata_impl("kv_transfer")
@@ -300,7 +300,7 @@ def link_tables(draw):
     names = draw(st.lists(st.sampled_from([LLAMA_70B, LLAMA_8B, DEEPSEEK_V3, "Qwen--Qwen3-30B-A3B",
                                            "Qwen--Qwen3-8B"]), min_size=0, max_size=4, unique=True))
     models = {f"m{draw(st.integers(0, 99))}-{n[-6:]}": (config(n), draw(actives)) for n in names}
-    gnames = draw(st.lists(st.sampled_from(gpu_names()), min_size=0, max_size=3, unique=True))
+    gnames = draw(st.lists(st.sampled_from(gpu_ids()), min_size=0, max_size=3, unique=True))
     gpus = {n.split("-")[1] + n[-4:]: gpu(n) for n in gnames}
     mfu = draw(mfus)
     needs = [Exact(c, g, a, 2, mfu).break_even() for c, a in models.values() for g in gpus.values()]
