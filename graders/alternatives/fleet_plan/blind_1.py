@@ -13,8 +13,10 @@ saw the reference, the hidden tests or the other alternative). Its own notes on 
 - the idle share is summed exactly with fractions.
 
 It scored 100/100 in an isolated grade as written. Changed since, by the helper who applied
-the blind test: type annotations only (``Sequence[object]``, an int flow augment), so that
-it passes ``mypy --strict``; no behaviour changed.
+the blind test: type annotations (``Sequence[object]``, an int flow augment), so that it
+passes ``mypy --strict``; and linear growth that overflows a float (g x lead_min = inf) now
+raises ValueError like compound growth already did, when the prompt made an overflowing
+growth factor bad input (it had been silent; the blind solution's own notes raised it).
 """
 
 from __future__ import annotations
@@ -244,11 +246,15 @@ def _growth(growth_per_min: object, lead_min: object, model: object) -> float:
     if not isinstance(model, str) or model not in _MODELS:
         raise ValueError(f"model must be 'compound' or 'linear', got {model!r}")
     if model == "linear":
-        return g * t
-    try:
-        return math.expm1(t * math.log1p(g))
-    except OverflowError as e:
-        raise ValueError("headroom overflows a float") from e
+        h = g * t
+    else:
+        try:
+            h = math.expm1(t * math.log1p(g))
+        except OverflowError as e:
+            raise ValueError("headroom overflows a float") from e
+    if not math.isfinite(1 + h):
+        raise ValueError("headroom overflows a float")
+    return h
 
 
 def headroom(growth_per_min: float, lead_min: float, model: str = "compound") -> float:
