@@ -20,8 +20,19 @@ REPLICA_KEYS = ("gpus", "params", "weight_bytes", "kv_bytes_per_token", "peak_fl
 
 
 # ------------------------------------------------------------------ checks
+def _finite(value: Any) -> bool:
+    """A Python int or float (not a bool) that a float holds: finite, and for an int not
+    too large to convert."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:       # an int beyond a float's range
+        return False
+
+
 def _num(name: str, value: Any, *, positive: bool = False) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    ok = _finite(value)
     if not ok or (value <= 0 if positive else value < 0):
         raise ValueError(f"{name} must be a {'positive' if positive else 'non-negative'} "
                          f"finite int or float, got {value!r}")
@@ -145,11 +156,16 @@ def smallest_fleet(demand: Sequence[int], near: Sequence[Sequence[int]],
 def headroom(growth_per_min: float, lead_min: float, model: str = "compound") -> float:
     g = _num("growth_per_min", growth_per_min)
     t = _num("lead_min", lead_min)
-    if model == "compound":
-        return float((1.0 + g) ** t - 1.0)
-    if model == "linear":
-        return g * t
-    raise ValueError(f"model must be 'compound' or 'linear', got {model!r}")
+    if model not in ("compound", "linear"):
+        raise ValueError(f"model must be 'compound' or 'linear', got {model!r}")
+    try:
+        h = float((1.0 + g) ** t - 1.0) if model == "compound" else g * t
+    except OverflowError:
+        h = math.inf
+    if not math.isfinite(1.0 + h):
+        raise ValueError(f"growth factor 1 + h overflows a float ({g!r} per minute over "
+                         f"{t!r} minutes, {model})")
+    return h
 
 
 def scale_target(ceiling: float, growth_per_min: float, lead_min: float,
@@ -163,6 +179,9 @@ def replicas_ahead(load: float, per_replica: float, growth_per_min: float, lead_
     lam = _num("load", load)
     c = _num("per_replica", per_replica, positive=True)
     need = lam * (1.0 + headroom(growth_per_min, lead_min, model)) / c
+    if not math.isfinite(need):
+        raise ValueError(f"load x (1 + h) / per_replica overflows a float ({load!r}, "
+                         f"{per_replica!r})")
     n = math.ceil(need * (1.0 - REL))
     return max(n, 0)
 

@@ -6,7 +6,8 @@ Fill in every function. The prompt is katas/fleet_plan/README.md; run the public
 Plain data only. Regions are numbered 0..R-1; ``demand[u]`` is the replicas' worth of load
 region u's users bring, ``near[u]`` lists the *other* regions whose replicas may serve
 region u's users (a region's own replicas always may). Numbers are Python ints or floats (a
-bool is not a number), finite; counts are ints. Bad input raises ValueError.
+bool is not a number), finite (an int too large for a float is not); counts are ints. Bad
+input raises ValueError. The functions never modify their arguments.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def smallest_fleet(demand: Sequence[int], near: Sequence[Sequence[int]],
 
 def headroom(growth_per_min: float, lead_min: float, model: str = "compound") -> float:
     """The load's relative growth over ``lead_min`` minutes: (1 + g) ** lead_min - 1 for
-    ``model="compound"``, g x lead_min for ``model="linear"``."""
+    ``model="compound"``, g x lead_min for ``model="linear"``. A growth factor 1 + h too
+    large for a float is bad input."""
     raise NotImplementedError(f"headroom ({_PROMPT})")
 
 
@@ -48,7 +50,8 @@ def scale_target(ceiling: float, growth_per_min: float, lead_min: float,
 def replicas_ahead(load: float, per_replica: float, growth_per_min: float, lead_min: float,
                    model: str = "compound") -> int:
     """The replicas to hold now so the load ``lead_min`` minutes ahead fits at
-    ``per_replica`` each (the prompt's rounding rule)."""
+    ``per_replica`` each (its capacity at the ceiling), by the prompt's rounding rule; 0 for
+    no load."""
     raise NotImplementedError(f"replicas_ahead ({_PROMPT})")
 
 
@@ -63,7 +66,8 @@ def pack_tail(loads: Sequence[int], mems: Sequence[int], copies: int, gpu_load: 
     """Place ``copies`` replicas of every tail model on the fewest GPUs: per GPU the loads
     sum to at most ``gpu_load`` and the memories to at most ``gpu_mem``; two replicas of one
     model never share a GPU. Returns, per model, the GPU index of each of its replicas
-    (GPUs numbered 0..G-1, every one used). Any packing on the fewest GPUs is accepted."""
+    (GPUs numbered 0..G-1, every one used). Any packing on the fewest GPUs is accepted. No
+    models: [] (the other arguments are still checked)."""
     raise NotImplementedError(f"pack_tail ({_PROMPT})")
 
 
@@ -77,7 +81,8 @@ def token_prices(replica: dict[str, float], gpu_hour_usd: float, mfu: float, bat
 
 def prompt_share(price_in: float, price_out: float, input_tokens: float,
                  output_tokens: float) -> float:
-    """The share of a workload's bill paid for its input tokens."""
+    """The share of a workload's bill paid for its input tokens (token counts may be
+    fractional: an average per request)."""
     raise NotImplementedError(f"prompt_share ({_PROMPT})")
 
 

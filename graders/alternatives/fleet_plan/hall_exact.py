@@ -11,6 +11,9 @@ Written by the kata's author after the reference, working from the prompt and th
   combination of distinct GPUs, with the GPUs kept in a canonical order;
 - prices in ``fractions.Fraction`` converted to float at the end; the canary's quantiles
   from ``NormalDist`` as the prompt says.
+
+Changed later, when a blind test made the prompt exact there: an int too large for a float
+and a growth factor (or a replica count) that overflows a float raise ValueError.
 """
 
 from __future__ import annotations
@@ -30,8 +33,12 @@ def _bad(msg: str) -> ValueError:
 
 
 def _is_num(x: Any) -> bool:
-    return (isinstance(x, (int, float)) and not isinstance(x, bool)
-            and math.isfinite(x))
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:       # an int too large for a float
+        return False
 
 
 def _count(x: Any, lo: int, what: str) -> int:
@@ -134,10 +141,17 @@ def headroom(growth_per_min: float, lead_min: float, model: str = "compound") ->
     g = _real(growth_per_min, "growth_per_min")
     t = _real(lead_min, "lead_min")
     if model == "linear":
-        return g * t
-    if model == "compound":
-        return math.expm1(t * math.log1p(g))
-    raise _bad(f"unknown growth model {model!r}")
+        h = g * t
+    elif model == "compound":
+        try:
+            h = math.expm1(t * math.log1p(g))
+        except OverflowError:
+            h = math.inf
+    else:
+        raise _bad(f"unknown growth model {model!r}")
+    if math.isinf(h):
+        raise _bad("the growth factor overflows a float")
+    return h
 
 
 def scale_target(ceiling: float, growth_per_min: float, lead_min: float,
@@ -151,6 +165,8 @@ def replicas_ahead(load: float, per_replica: float, growth_per_min: float, lead_
     lam = _real(load, "load")
     per = _real(per_replica, "per_replica", 0.0, True)
     x = lam * (1 + headroom(growth_per_min, lead_min, model)) / per
+    if math.isinf(x):
+        raise _bad("the replica count overflows a float")
     n = math.floor(x)
     return n if n >= x * (1 - 1e-9) else n + 1
 

@@ -12,10 +12,12 @@ from hypothesis import assume, example, given, settings
 
 from graders.hidden.fleet_plan import oracle
 from graders.impl import kata_impl
+from graders.support import inputs
 from tests.fleet_plan.helpers import close, is_int, replica
 
 fp = kata_impl("fleet_plan")
 BAD_NUMBERS = [True, False, float("nan"), float("inf"), -float("inf"), "1", None]
+HUGE = 10**400      # an int, but too large for a float: it counts as infinite
 
 
 # ================================================================== strategies
@@ -60,11 +62,48 @@ def test_survives_matches_halls_condition(inst, data):
                       for _ in range(3)]
     for n in placements:
         want = oracle.survives(demand, near, n)
-        got = fp.survives(list(demand), [list(x) for x in near], list(n))
+        got = inputs.leaves_inputs_alone(fp.survives, list(demand), [list(x) for x in near],
+                                         list(n), what="survives")
         assert isinstance(got, (bool, np.bool_)) and bool(got) == want, (
             f"survives(demand={demand}, near={near}, placement={n}) = {got!r}, expected {want}: "
             "for every failed region, every region's users (the failed one's included) need a "
             "replica of their own region or a region near them")
+
+
+def _with_far_region(demand, near, placement, pos, spare):
+    """The same regions and a new one at index ``pos`` that no region may use and whose own
+    users are none, holding ``spare`` replicas."""
+    def moved(v):
+        return v + 1 if v >= pos else v
+    near2 = [[moved(v) for v in row] for row in near]
+    return (demand[:pos] + [0] + demand[pos:], near2[:pos] + [[]] + near2[pos:],
+            placement[:pos] + [spare] + placement[pos:])
+
+
+@pytest.mark.rubric("failover_check")
+@given(regions(max_regions=3, max_demand=4), st.data())
+def test_replicas_nobody_may_use_change_nothing(inst, data):
+    """Rules: Serving a region; Surviving a loss
+
+    A region that is in no one's near list and has no users of its own adds replicas that
+    serve no one: a placement survives with it exactly when it survives without it. With
+    three regions plus that one, a check of too few sets of user regions counts its spare.
+    """
+    demand, near, _ = inst
+    r = len(demand)
+    for _ in range(3):
+        spare = data.draw(st.lists(st.integers(0, 2), min_size=r, max_size=r), label="spare")
+        n = [d + s for d, s in zip(demand, spare)]
+        pos = data.draw(st.integers(0, r), label="far region")
+        extra = data.draw(st.integers(1, 9), label="its replicas")
+        want = oracle.survives(demand, near, n)
+        d2, near2, n2 = _with_far_region(list(demand), [list(x) for x in near], n, pos, extra)
+        assert oracle.survives(d2, near2, n2) == want
+        got = fp.survives(d2, near2, n2)
+        assert isinstance(got, (bool, np.bool_)) and bool(got) == want, (
+            f"survives(demand={d2}, near={near2}, placement={n2}) = {got!r}, expected {want}: "
+            f"region {pos} is near no one and has no users, so its {extra} replicas serve no "
+            f"one; without it the placement {'survives' if want else 'does not survive'}")
 
 
 @pytest.mark.rubric("failover_check")
@@ -110,7 +149,8 @@ def test_survives_bad_input_hidden():
 
 # ================================================================== smallest fleet
 def _check_smallest(demand, near, caps):
-    got = fp.smallest_fleet(list(demand), [list(x) for x in near], list(caps))
+    got = inputs.leaves_inputs_alone(fp.smallest_fleet, list(demand), [list(x) for x in near],
+                                     list(caps), what="smallest_fleet")
     if not oracle.survives(demand, near, caps):
         assert got is None, (
             f"smallest_fleet(demand={demand}, near={near}, caps={caps}) = {got!r}: even the caps "
@@ -212,16 +252,47 @@ def test_replicas_ahead(n, per, g, t, model, exact):
     """Rules: Replicas ahead; Rounding up"""
     h = oracle.headroom(g, t, model)
     load = n * per / (1 + h) if exact else n * per / (1 + h) * 0.999
+    _check_replicas_ahead(load, per, g, t, model)
+
+
+def _check_replicas_ahead(load, per, g, t, model):
+    """The prompt's rounding rule on x = load x (1 + h) / per_replica: x within 1e-12 x of
+    an integer rounds to it, x at least 1e-6 x away from one rounds up (nothing between)."""
+    h = oracle.headroom(g, t, model)
     x = load * (1 + h) / per
+    assume(x < 1e8)
     near = round(x)
-    if abs(x - near) <= 1e-12 * max(1.0, x):
+    if abs(x - near) <= 1e-12 * x:
         want = near
     else:
-        assume(abs(x - near) >= 1e-6 * max(1.0, x))
+        assume(abs(x - near) >= 1e-6 * x)
         want = math.ceil(x)
     is_int(fp.replicas_ahead(load, per, g, t, model), want,
            f"replicas_ahead(load={load!r}, per_replica={per!r}, {g!r}, {t!r}, {model!r}): "
-           f"load x (1 + h) / per_replica = {x!r}")
+           f"load x (1 + h) / per_replica = {x!r}, rounded by ceil(x * (1 - 1e-9))")
+
+
+# x = load x (1 + h) / per_replica: within 1e-12 x of an integer at every magnitude the
+# prompt allows (below 1e8), well between two integers, or far below one replica.
+counts_x = st.one_of(
+    st.builds(lambda n, d: n * (1 + d),
+              st.one_of(st.integers(1, 10**8 - 1), st.sampled_from([10**k for k in range(8)])),
+              st.floats(-0.9e-12, 0.9e-12)),
+    st.builds(lambda n, f: n + f, st.integers(0, 1000), st.floats(1e-3, 1 - 1e-3)),
+    st.floats(1e-15, 1e-3))
+
+
+@pytest.mark.rubric("autoscaling")
+@given(counts_x, st.floats(0.5, 100), growth, lead, st.sampled_from(["compound", "linear"]))
+def test_rounding_up_is_relative(x, per, g, t, model):
+    """Rules: Rounding up; Replicas ahead
+
+    A count within 1e-12 x of an integer is that integer at every size below 1e8 (the
+    tolerance is relative), and a load far below one replica still needs one.
+    """
+    load = x * per / (1 + oracle.headroom(g, t, model))
+    assume(load > 0)
+    _check_replicas_ahead(load, per, g, t, model)
 
 
 @pytest.mark.rubric("autoscaling")
@@ -238,6 +309,20 @@ def test_autoscaling_bad_input_hidden():
             fp.headroom(0.1, 5, model)
     with pytest.raises(ValueError):
         fp.scale_target(1.0000001, 0.1, 5)
+    for call in (lambda: fp.headroom(HUGE, 1), lambda: fp.headroom(0.1, HUGE, "linear"),
+                 lambda: fp.replicas_ahead(HUGE, 1.0, 0.1, 5),
+                 lambda: fp.replicas_ahead(1.0, HUGE, 0.1, 5)):
+        with pytest.raises(ValueError):     # an int too large for a float counts as infinite
+            call()
+    # A growth factor 1 + h, or a count, that overflows a float is bad input too.
+    for call in (lambda: fp.headroom(1.0, 2000), lambda: fp.headroom(1e300, 1e300, "linear"),
+                 lambda: fp.scale_target(0.5, 1.0, 2000),
+                 lambda: fp.scale_target(0.5, 1e300, 1e10, "linear"),
+                 lambda: fp.replicas_ahead(1.0, 1.0, 1.0, 2000),
+                 lambda: fp.replicas_ahead(1e300, 1e-300, 0.0, 0.0)):
+        with pytest.raises(ValueError):
+            call()
+    close(fp.headroom(1e300, 1.0, "linear"), 1e300, "a large growth that a float holds")
 
 
 # ================================================================== tiering
@@ -271,7 +356,8 @@ def tails(draw):
 def test_tail_packing_fewest_gpus(inst):
     """Rule: Tail packing"""
     loads, mems, copies, gpu_load, gpu_mem = inst
-    got = fp.pack_tail(list(loads), list(mems), copies, gpu_load, gpu_mem)
+    got = inputs.leaves_inputs_alone(fp.pack_tail, list(loads), list(mems), copies, gpu_load,
+                                     gpu_mem, what="pack_tail")
     got = [list(x) for x in got] if isinstance(got, (list, tuple)) else got
     if isinstance(got, list):
         got = [[int(g) if isinstance(g, numbers.Integral) and not isinstance(g, bool) else g
@@ -304,6 +390,12 @@ def test_tiering_bad_input_hidden():
         fp.pack_tail([11], [1], 1, 10, 10)
     with pytest.raises(ValueError):
         fp.pack_tail([1], [11], 1, 10, 10)
+    for args in ((0, 10, 10), (1, 0, 10), (1, 10, 0), (1.0, 10, 10)):
+        with pytest.raises(ValueError):     # checked with no models too
+            fp.pack_tail([], [], *args)
+    assert fp.pack_tail([], [], 2, 10, 10) == []
+    with pytest.raises(ValueError):
+        fp.idle_share([HUGE], [2])
 
 
 # ================================================================== pricing
@@ -323,7 +415,8 @@ def test_token_prices(model, gpu_id, gpus, usd, mfu, batch, ctx, util):
     """Rule: Pricing"""
     r = replica(model, gpu_id, gpus)
     want_in, want_out = oracle.prices(r, usd, mfu, batch, ctx, util)
-    got = fp.token_prices(dict(r), usd, mfu, batch, ctx, util)
+    got = inputs.leaves_inputs_alone(fp.token_prices, dict(r), usd, mfu, batch, ctx, util,
+                                     what="token_prices")
     assert isinstance(got, (tuple, list)) and len(got) == 2, f"expected a pair, got {got!r}"
     what = f"token_prices({model} on {gpus} x {gpu_id}, {usd}, mfu {mfu}, batch {batch}, " \
            f"ctx {ctx}, util {util})"
@@ -365,6 +458,16 @@ def test_pricing_bad_input_hidden():
         fp.token_prices(r, 2.0, 0.5, 64, 4096.0, 0.6)
     with pytest.raises(ValueError):
         fp.token_prices([r], 2.0, 0.5, 64, 4096, 0.6)
+    for key in ("params", "weight_bytes", "kv_bytes_per_token", "peak_flops", "bandwidth"):
+        with pytest.raises(ValueError):     # an int too large for a float counts as infinite
+            fp.token_prices({**r, key: HUGE}, 2.0, 0.5, 64, 4096, 0.6)
+    with pytest.raises(ValueError):
+        fp.token_prices(r, HUGE, 0.5, 64, 4096, 0.6)
+    for pos in range(4):
+        args = [1.0, 2.0, 10, 10]
+        args[pos] = HUGE
+        with pytest.raises(ValueError):
+            fp.prompt_share(*args)
     close(fp.token_prices({**r, "kv_bytes_per_token": 0, "extra": "ignored"}, 2.0, 0.5, 64,
                           4096, 0.6)[0], float(oracle.prices(r, 2.0, 0.5, 64, 4096, 0.6)[0]),
           "other keys are ignored; a KV of 0 is allowed", rel=1e-9)
@@ -387,8 +490,8 @@ def test_canary_size(p0, gap, alpha, power):
     assume(p1 < 0.999)
     x = oracle.canary_x(p0, p1, alpha, power)
     near = round(x)
-    assume(abs(x - near) >= 1e-6 * max(1.0, x) or abs(x - near) <= 1e-12 * max(1.0, x))
-    want = near if abs(x - near) <= 1e-12 * max(1.0, x) else math.ceil(x)
+    assume(x < 1e8 and (abs(x - near) >= 1e-6 * x or abs(x - near) <= 1e-12 * x))
+    want = near if abs(x - near) <= 1e-12 * x else math.ceil(x)
     is_int(fp.canary_size(p0, p1, alpha, power), want,
            f"canary_size({p0!r}, {p1!r}, alpha={alpha!r}, power={power!r}): the one-sided "
            f"formula gives {x!r} per arm")
@@ -418,6 +521,6 @@ def test_canary_bad_input_hidden():
         with pytest.raises(ValueError):
             fp.canary_size(*args)
     for args in ([1.0, 1.0, 0.5], [10, 0.0, 0.5], [10, 1.0, 0.0], [10, True, 0.5],
-                 [True, 1.0, 0.5], [10, 1.0, float("nan")]):
+                 [10, HUGE, 0.5], [True, 1.0, 0.5], [10, 1.0, float("nan")]):
         with pytest.raises(ValueError):
             fp.canary_minutes(*args)
