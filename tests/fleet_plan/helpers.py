@@ -5,32 +5,17 @@ Nothing here calls the implementation under test.
 
 from __future__ import annotations
 
-import json
 import numbers
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from graders.support.shipped import config, gpu
+
 H100_SXM = "nvidia-h100-sxm-80gb"
 LLAMA70 = "meta-llama--Llama-3.3-70B-Instruct"
 REPLICA_KEYS = ("gpus", "params", "weight_bytes", "kv_bytes_per_token", "peak_flops",
                 "bandwidth")
-
-
-@lru_cache(maxsize=None)
-def _load(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
-
-
-def config(name: str) -> dict[str, Any]:
-    return json.loads(_load(ROOT / "data" / "models" / f"{name}.json"))["config"]  # type: ignore[no-any-return]
-
-
-def gpu(gpu_id: str) -> dict[str, Any]:
-    return json.loads(_load(ROOT / "data" / "gpus" / f"{gpu_id}.json"))  # type: ignore[no-any-return]
 
 
 def dense_params(cfg: dict[str, Any]) -> int:
