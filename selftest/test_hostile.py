@@ -366,6 +366,9 @@ def test_attack_scores_no_more_than_its_baseline(kata: str, name: str, zygote: s
         if trace.exists() and trace.is_file() and "PWNED" in trace.name:
             trace.unlink()
     before = top_level()
+    # leave_children's sleepers already running belong to another run on this machine (a
+    # second checkout's suite): only those that appear during this grade count
+    asleep = set(sleepers())
     listener, connections, stop, thread = _listen()
     out = tmp_path / "attack-out"
     path = built(path, tmp_path)
@@ -410,7 +413,7 @@ def test_attack_scores_no_more_than_its_baseline(kata: str, name: str, zygote: s
             "PWNED" in t.name or "FORGED" in t.name or t.name == "replay.json"
             or t.parent == catalog.ROOT)]
         assert not written, f"{name} wrote outside its folder: {written}"
-        assert not sleepers(), f"{name} left processes running"
+        assert not set(sleepers()) - asleep, f"{name} left processes running"
     assert top_level() <= before, f"{name} wrote into the repository: {top_level() - before}"
     assert not orphan_workers(), f"{name} left worker processes behind"
 
