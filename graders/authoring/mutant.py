@@ -37,6 +37,7 @@ import ast
 import atexit
 import difflib
 import re
+import json
 import shutil
 import sys
 import tempfile
@@ -85,6 +86,35 @@ def folder(kata: str) -> Path:
 def names(kata: str) -> list[str]:
     """The mutants of ``kata``, sorted."""
     return sorted(p.stem for p in folder(kata).glob(f"*{SUFFIX}"))
+
+
+# which tests caught each mutant the last time they were recorded (python -m
+# graders.authoring.mutantrun KATA --record): the mutant check runs those first. A hint for
+# speed only: a stale or missing entry costs time, never a verdict.
+CATCHERS = "catchers.json"
+
+
+def catchers(kata: str) -> dict[str, list[str]]:
+    """mutant name -> the nodeids that caught it last time (empty when none are recorded)."""
+    path = folder(kata) / CATCHERS
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): [str(n) for n in v] for k, v in data.items() if isinstance(v, list)}
+
+
+def write_catchers(kata: str, found: dict[str, list[str]]) -> Path:
+    """Record ``found`` (mutant -> nodeids) for ``kata``, keeping other mutants' entries
+    that are still mutants of the kata."""
+    have = set(names(kata))
+    merged = {k: v for k, v in catchers(kata).items() if k in have}
+    merged.update({k: v for k, v in found.items() if k in have and v})
+    path = folder(kata) / CATCHERS
+    path.write_text(json.dumps(dict(sorted(merged.items())), indent=1) + "\n", encoding="utf-8")
+    return path
 
 
 def path_of(kata: str, name: str) -> Path:
@@ -232,10 +262,15 @@ def problems(kata: str) -> list[str]:
     out: list[str] = []
     built: dict[str, str] = {}
     stray = sorted(p.name for p in folder(kata).glob("*") if p.is_file()
-                   and p.suffix != SUFFIX and p.name != "__init__.py")
+                   and p.suffix != SUFFIX and p.name not in ("__init__.py", CATCHERS))
     if stray:
         out.append(f"{kata}: not a mutant patch (convert it: python -m graders.authoring.mutant convert "
                    f"{kata} FILE): {', '.join(stray)}")
+    unrecorded = sorted(set(names(kata)) - set(catchers(kata)))
+    if unrecorded:
+        out.append(f"{kata}: no recorded catcher for {', '.join(unrecorded)} (the suite's "
+                   f"mutant check runs it first; record: python -m graders.authoring.mutantrun "
+                   f"{kata} --record)")
     for name in names(kata):
         try:
             m = load(kata, name)

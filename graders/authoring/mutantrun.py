@@ -1,6 +1,6 @@
 """Grade many mutants of one kata in one pytest process: the project's mutant check.
 
-    python -m graders.authoring.mutantrun KATA [NAME...] [--profile grade]
+    python -m graders.authoring.mutantrun KATA [NAME...] [--profile grade] [--record]
     python -m graders.authoring.mutantrun KATA --solutions [--profile grade]   (nox -s deep)
 
 Mutants are trusted code (the project wrote them), so they are graded in-process, on the
@@ -55,6 +55,7 @@ class Verdict:
     error: str = ""                                       # the run itself went wrong
     seconds: float = 0.0
     isolated: bool = False
+    catchers: list[str] = field(default_factory=list)     # the first failing test per item
 
     @property
     def caught(self) -> bool:
@@ -86,11 +87,13 @@ class Verdict:
 class Job:
     """One implementation to run against the collected tests: ``items`` limits the run to
     those rubric items (None: every item); with ``stop`` each item stops at its first
-    failure and the cheap tests run first."""
+    failure, and the tests in ``first`` (the ones that caught this mutant last time,
+    ``CATCHERS``) run before the others, then the cheap tests."""
     label: str
     spec: str
     items: list[str] | None
     stop: bool
+    first: list[str] = field(default_factory=list)   # nodeids to run before the others
 
 
 def _cost_rank(item: Any) -> int:
@@ -109,9 +112,12 @@ def _run_job(session: Any, job: Job) -> dict[str, Any]:
     items = [i for i in session.items
              if job.items is None or plugin.rubric_of(i) in job.items]
     if job.stop:
-        # the cheap tests first: most wrong solutions fail a fixed case long before a
-        # property test or a state machine would run
-        items.sort(key=_cost_rank)
+        # the tests that caught this mutant last time, then the cheap ones: most wrong
+        # solutions fail a fixed case long before a property test or a state machine would
+        # run. The order decides only how soon an item's first failure comes, never
+        # whether it comes: a test that no longer fails just runs with the others.
+        first = set(job.first)
+        items.sort(key=lambda i: (i.nodeid not in first, _cost_rank(i)))
     lost: dict[str, str] = {}
     tests: list[list[str]] = []
     for n, item in enumerate(items):
@@ -225,7 +231,10 @@ def _child(kata: catalog.Kata, jobs: list[Job], profile: str, out: Path,
     import pytest
 
     folders = [str(p) for p in (kata.public_tests, kata.hidden_tests) if p.is_dir()]
-    args = launch.pytest_args(folders, profile=profile, impl="katas", timeout=60)
+    # a job's failures are read for their message only: Python's own traceback, not
+    # pytest's with source lines (a fifth of what the mutant check cost)
+    args = launch.pytest_args(folders, profile=profile, impl="katas", timeout=60,
+                              extra=["--tb=native"])
     with open(out, "a", encoding="utf-8") as log:
         code = int(pytest.main(args, plugins=[_ForkEach(jobs, log, job_timeout, parallel)]))
     return 0 if code in (0, 1, 5) else code
@@ -294,19 +303,21 @@ def grade_in_process(kata: str, names: list[str], profile: str = "grade",
     """Grade ``names`` (mutants of ``kata``) in-process: each on the item it names (every
     item for ``*``), stopping at the item's first failure."""
     verdicts = {n: Verdict(n, mutant.load(kata, n).rubric) for n in names}
+    known = mutant.catchers(kata)
     with tempfile.TemporaryDirectory(prefix="kata-mutants-") as tmp:
         jobs = [Job(n, str(mutant.materialise(kata, n, Path(tmp))),
-                    None if v.rubric == "*" else [v.rubric], True)
+                    None if v.rubric == "*" else [v.rubric], True, known.get(n, []))
                 for n, v in verdicts.items()]
         results = run_jobs(kata, jobs, profile, timeout)
     for name, v in verdicts.items():
         r = results[name]
         v.error, v.seconds = r.error, r.seconds
-        for _nodeid, rubric, outcome, message in r.tests:
+        for nodeid, rubric, outcome, message in r.tests:
             if outcome in ("passed", "failed"):
                 v.ran.append(rubric)
-            if outcome == "failed":
-                v.lost.setdefault(rubric, message)
+            if outcome == "failed" and rubric not in v.lost:
+                v.lost[rubric] = message
+                v.catchers.append(nodeid)
         v.ran = sorted(set(v.ran))
     return verdicts
 
@@ -379,6 +390,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--solutions", action="store_true",
                         help="grade the reference and every independent correct solution "
                              "instead (each must score full marks)")
+    parser.add_argument("--record", action="store_true",
+                        help="write which test caught each mutant to its kata's "
+                             f"{mutant.CATCHERS} (the check runs those first)")
     parser.add_argument("--parallel", type=int, default=PARALLEL, help=argparse.SUPPRESS)
     parser.add_argument("--job-timeout", type=float, default=BATCH_TIMEOUT_S,
                         help=argparse.SUPPRESS)
@@ -393,6 +407,10 @@ def main(argv: list[str] | None = None) -> int:
         verdicts = grade_in_process(kata.name, args.names, args.profile)
     else:
         verdicts = grade_all(kata.name, args.profile)
+    if args.record:
+        path = mutant.write_catchers(kata.name, {v.name: v.catchers for v in verdicts.values()
+                                                 if v.caught})
+        print(f"wrote {path.relative_to(catalog.ROOT)}")
     missed = 0
     for v in verdicts.values():
         mode = "isolated" if v.isolated else "in-process"
