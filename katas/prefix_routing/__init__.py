@@ -35,8 +35,8 @@ def prefix_boundary(old: list[int], new: list[int],
     computed: at most ``(len(new) - 1) // block_size``); ``lost_blocks`` is how many of
     old's full blocks ``new`` cannot reuse (``len(old) // block_size - first_diff_block``).
 
-    Raises ValueError unless both are non-empty lists of ints in ``[0, 2**32)`` and
-    ``block_size`` is a positive int (bools are not ints).
+    Raises ValueError unless both are non-empty lists (a tuple is not) of ints in
+    ``[0, 2**32)`` and ``block_size`` is a positive int (bools are not ints).
     """
     raise NotImplementedError(f"prefix_boundary ({_PROMPT})")
 

@@ -390,7 +390,7 @@ def test_bad_calls_change_nothing():
 def test_bad_boundary_arguments():
     """Rule: Errors"""
     for args in [([], [1], 2), ([1], [], 2), ([1], [1], 0), ([1], [1], True), ([1], [-1], 2),
-                 ([1], [2**32], 2), ([True], [1], 2)]:
+                 ([1], [2**32], 2), ([True], [1], 2), ((1, 2), [1, 2], 2), ([1], (1,), 2)]:
         with pytest.raises(ValueError):
             m.prefix_boundary(*args)
 
