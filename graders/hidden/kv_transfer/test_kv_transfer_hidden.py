@@ -498,7 +498,8 @@ def test_bad_configs_gpus_and_tables():
                            ({"tensor_tflops": {"bf16": {"dense": 0}}}, "bf16"),
                            ({"tensor_tflops": {"bf16": {"dense": "989.4"}}}, "bf16"),
                            ({"tensor_tflops": {"bf16": {"dense": True}}}, "bf16"),
-                           ({"tensor_tflops": {"bf16": {"dense": float("nan")}}}, "bf16")]:
+                           ({"tensor_tflops": {"bf16": {"dense": float("nan")}}}, "bf16"),
+                           ({"tensor_tflops": {"bf16": {"dense": float("inf")}}}, "bf16")]:
         with pytest.raises(ValueError):
             m.recompute_time_s(cfg, bad_gpu, a, 8, 0.5, dtype)
             pytest.fail(f"gpu {bad_gpu} / {dtype} was accepted")
