@@ -7,7 +7,8 @@ Units: bytes, FLOPs and seconds; GB/s = 10^9 bytes/s; TFLOP/s = 10^12 FLOP/s. ``
 model's Hugging Face ``config.json`` as a dict (``data/models/*.json`` hold real ones under
 ``"config"``); ``gpu`` is a datasheet entry (``data/gpus/*.json``), read at
 ``gpu["tensor_tflops"][dtype]["dense"]``. ``active_params`` is the parameter count one
-token multiplies through (an int, given by the caller). Numbers are ints or floats;
+token multiplies through (an int, given by the caller). Numbers are ints or floats (the
+tests give no other numeric type);
 compute exactly (``fractions.Fraction``; a float stands for its exact binary value) and
 return times and rates as floats.
 Bad input raises ValueError: a bool is not a number, NaN and infinities are not numbers,
@@ -83,7 +84,8 @@ def links_too_slow(models: dict[str, tuple[dict[str, Any], int]],
                    kv_dtype_bytes: int, mfu: float,
                    dtype: str = "bf16") -> list[tuple[str, str, str]]:
     """Every (model, gpu, link) name triple whose link cannot carry that model's P/D
-    transfer on that GPU at every prompt length (the prompt's rule), sorted.
+    transfer on that GPU at every prompt length (the prompt's rule), sorted in Python's
+    order of tuples of str.
 
     ``models`` maps a name to (cfg, active_params); ``gpus`` a name to a datasheet entry;
     ``links`` a name to its GB/s. Every entry of the three tables is checked, even when an

@@ -93,22 +93,33 @@ def exact_ties(draw: Any) -> dict[str, Any]:
     With latency 0: recompute - fetch = T K (T - T0) / P when 2A = kvb c - K T0. With a
     latency w T0 / 2^s: 2A = w P / 2^s - K T0 + kvb c puts the one positive root at T0 too.
     Half the setups add one active parameter: T0 then wins by 2 T0 / P seconds, while T0 - 1
-    still loses (K >= 2 makes its deficit at least that large).
+    still loses (K >= 2 makes its deficit at least that large). Half use a float mfu of any
+    value with the link at mfu x 2^e GB/s and no latency: the tie is exact only for the
+    floats' binary values ("a float input stands for its exact binary value"), so reading
+    them as their short decimals moves it by a hair either way.
     """
     layers = draw(st.integers(1, 8))
     heads = draw(st.sampled_from([1, 2, 4, 8]))
     kv = draw(st.integers(1, heads))
     d = draw(st.sampled_from([1, 2, 64, 128]))
     b = draw(st.sampled_from([1, 2]))
-    c = draw(st.integers(2, 4000))
-    j = draw(st.integers(1, 50))
-    mfu = draw(st.sampled_from([1, 0.5, 0.25]))
-    peak = c * j / mfu                               # exact: an int over a power of two
-    link = 1000 * j
-    P = Fraction(peak) * 10**12 * Fraction(mfu)      # = c j 10^12
+    binary = draw(st.booleans())
+    if binary:                  # an mfu with no short decimal: the tie holds for its binary value
+        mfu = draw(st.floats(0.01, 1.0))
+        e, cc = draw(st.integers(3, 12)), draw(st.integers(1, 32))
+        c = 125 * cc
+        peak: Any = cc * 2 ** (e - 3)
+        link: Any = mfu * 2**e                       # exact: a float times a power of two
+    else:
+        c = draw(st.integers(2, 4000))
+        j = draw(st.integers(1, 50))
+        mfu = draw(st.sampled_from([1, 0.5, 0.25]))
+        peak = c * j / mfu                           # exact: an int over a power of two
+        link = 1000 * j
+    P = Fraction(peak) * 10**12 * Fraction(mfu)      # = c x link x 10^9
     K, kvb = 2 * layers * heads * d, 2 * layers * kv * d * b
-    assert P / (link * GB) == c
-    if draw(st.booleans()) and (kv * b * c - 1) // heads >= 1:     # no latency
+    assert P / (Fraction(link) * GB) == c
+    if (binary or draw(st.booleans())) and (kv * b * c - 1) // heads >= 1:     # no latency
         t0 = draw(st.integers(1, (kv * b * c - 1) // heads))
         twice_a = Fraction(kvb * c - K * t0)
         latency: Any = draw(st.sampled_from([0, 0.0]))

@@ -136,9 +136,11 @@ def test_full_attention_configs_with_a_window_field_are_accepted():
 # recompute
 # =====================================================================================
 @pytest.mark.rubric("recompute")
-@given(cfg=configs(), a=actives, t=lengths)
+@given(cfg=configs(), a=actives, t=st.one_of(lengths, st.integers(10**6, 10**7)))
 def test_recompute_flops(cfg, a, t):
-    """Rule: Recompute FLOPs"""
+    """Prefixes up to the 10^7 tokens the constraints allow: the int stays exact.
+
+    Rules: Recompute FLOPs; Exact arithmetic"""
     want = Exact(cfg, peak_gpu(1), a, 1, 1).flops(t)
     got = m.recompute_flops(cfg, a, t)
     assert got == want and isinstance(got, int) and not isinstance(got, bool), \
@@ -362,8 +364,10 @@ def test_handoff_one_layer_and_latency_once():
 # =====================================================================================
 # tiers
 # =====================================================================================
-tier_lists = st.lists(st.tuples(st.sampled_from(["hbm", "dram", "ssd", "remote", "dram"]),
-                                latencies, links), min_size=0, max_size=5)
+_tier = st.tuples(st.sampled_from(["hbm", "dram", "ssd", "remote", "dram"]), latencies, links)
+# a tier is a triple, tuple or list, and tiers a list or a tuple (Bad input)
+tier_lists = st.lists(st.one_of(_tier, _tier.map(list)), min_size=0, max_size=5).flatmap(
+    lambda xs: st.sampled_from([xs, tuple(xs)]))
 
 
 @pytest.mark.rubric("tiers")
@@ -494,7 +498,8 @@ def test_bad_configs_gpus_and_tables():
                            ({"tensor_tflops": {"bf16": {"dense": 0}}}, "bf16"),
                            ({"tensor_tflops": {"bf16": {"dense": "989.4"}}}, "bf16"),
                            ({"tensor_tflops": {"bf16": {"dense": True}}}, "bf16"),
-                           ({"tensor_tflops": {"bf16": {"dense": float("nan")}}}, "bf16")]:
+                           ({"tensor_tflops": {"bf16": {"dense": float("nan")}}}, "bf16"),
+                           ({"tensor_tflops": {"bf16": {"dense": float("inf")}}}, "bf16")]:
         with pytest.raises(ValueError):
             m.recompute_time_s(cfg, bad_gpu, a, 8, 0.5, dtype)
             pytest.fail(f"gpu {bad_gpu} / {dtype} was accepted")
