@@ -231,6 +231,7 @@ def test_residency_is_the_fixed_point(case, cap):
 
 @pytest.mark.rubric("littles_law")
 @given(loads())
+@settings(max_examples=min(50, settings.default.max_examples))
 def test_residency_cap_refuses_exactly_what_exceeds_it(case):
     """Rules: Little's law residency; Exact comparisons
 
