@@ -5,11 +5,12 @@ Fill in every function. The prompt is katas/goodput/README.md; run the public te
 
 Plain data only: ``cfg`` is a model's Hugging Face ``config.json`` as a dict; ``gpu`` is a
 datasheet entry as shipped in ``data/gpus/*.json``. Times are seconds, rates per second,
-sizes bytes or tokens as named. Numbers are Python ints or floats (a bool is not a number),
-finite; counts are ints. Every comparison the prompt names (a step against its target, the
-load against 1, a residency or a peak against its cap) is exact on the values given: use
+sizes bytes or tokens as named. Numbers are instances of int or float (a bool is not a
+number; the tests pass no other subclass), finite; counts are ints. Every comparison the
+prompt names (a step against its target, the load against 1, a residency or a peak against
+its cap, the floor of the capacity batch) is exact on the values given: use
 ``fractions.Fraction`` (a float converts to one exactly) or integers. Bad input raises
-ValueError.
+ValueError, whatever the other arguments are.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ def step_line(cfg: dict[str, Any], gpu: dict[str, Any], ctx_len: int, weight_byt
     one GPU, every sequence reading ``ctx_len`` tokens of KV: t0_s = overhead_s + weight bytes
     / bandwidth, t1_s = one sequence's KV bytes / bandwidth.
 
-    Raises ValueError for an MoE or MLA config, a negative ``ctx_len``, element sizes or
-    overhead. Zeros are fine: ``ctx_len`` or element sizes of 0 give the line they give,
-    (0.0, 0.0) included.
+    Raises ValueError for an MoE config (an expert count other than 0 or null) or an MLA
+    config (``kv_lora_rank`` not null), a negative ``ctx_len``, element sizes or overhead.
+    Zeros are fine: ``ctx_len`` or element sizes of 0 give the line they give, (0.0, 0.0)
+    included.
     """
     raise NotImplementedError(f"step_line ({_PROMPT})")
 
@@ -59,8 +61,9 @@ def resident_sequences(arrival_rate: float, output_len: int, t0_s: float, t1_s: 
     the solution of N = arrival_rate x (prefill_s + output_len x t(N)).
 
     None when there is no finite solution (arrival_rate x output_len x t1_s >= 1) or it
-    exceeds ``max_seqs`` (when given). Raises ValueError for negative rates or times,
-    output_len < 1, max_seqs not an int >= 0, or t0_s = t1_s = 0.
+    exceeds ``max_seqs`` (when given; 0 is a cap that only N = 0 meets). Raises ValueError
+    for negative rates or times, output_len < 1, max_seqs not an int >= 0, or t0_s = t1_s = 0
+    (a load of 0 included).
     """
     raise NotImplementedError(f"resident_sequences ({_PROMPT})")
 
@@ -108,7 +111,8 @@ def upgrade_gains(cfg: dict[str, Any], old_gpu: dict[str, Any], new_gpu: dict[st
     """The new GPU over the old in three regimes, as a dict with the keys "bandwidth"
     (decode at batch 1: t_old(1) / t_new(1)), "compute" (a compute-bound prefill: the ratio
     of the dense ``dtype`` peaks) and "capacity" (the batch's tokens/s at the largest batch
-    of ``ctx_len``-token sequences each GPU's KV pool holds, new over old).
+    of ``ctx_len``-token sequences each GPU's KV pool holds, floor(pool / KV bytes of one
+    sequence) exactly, new over old).
 
     Raises ValueError for an MoE or MLA config, ctx_len < 1, kv_bytes <= 0, a negative pool
     or weight_bytes (0 is fine), a ``dtype`` either entry has no dense figure for (no number

@@ -51,12 +51,13 @@ def test_step_line_reads_head_dim_and_kv_heads_defaults():
     g = {"memory_bandwidth_gb_s": 1}
     for extra in [{}, {"num_key_value_heads": None, "head_dim": None},
                   {"num_key_value_heads": 2}, {"head_dim": 32}, {"num_key_value_heads": 1, "head_dim": 8},
-                  {"num_experts": 0, "kv_lora_rank": None}]:
+                  {"num_experts": 0, "kv_lora_rank": None},
+                  {"num_local_experts": None, "n_routed_experts": 0, "num_experts": None}]:
         cfg = {**base, **extra}
         want0, want1 = oracle.line(cfg, g, 10, 2, 2, 0)
         got0, got1 = gp.step_line(cfg, g, 10)
         exact_close(got0, want0, f"t0 of {cfg} (kv heads absent or null: q; head_dim absent or "
-                                 f"null: H // q; num_experts 0 and kv_lora_rank null: dense)")
+                                 f"null: H // q; expert counts 0 or null and kv_lora_rank null: dense)")
         exact_close(got1, want1, f"t1 of {cfg}")
 
 
@@ -230,6 +231,28 @@ def test_residency_is_the_fixed_point(case, cap):
 
 @pytest.mark.rubric("littles_law")
 @given(loads())
+@settings(max_examples=min(50, settings.default.max_examples))
+def test_residency_cap_refuses_exactly_what_exceeds_it(case):
+    """Rules: Little's law residency; Exact comparisons
+
+    Every cap around the fixed point N (0 included: a count, not "no cap") leaves N alone
+    when N <= cap and refuses it when N > cap."""
+    lam, n, t0, t1, pre = case
+    free = oracle.residency(lam, n, t0, t1, pre, None)
+    assume(free is not None)
+    for cap in sorted({0, 1, math.floor(free), math.ceil(free)}):
+        got = gp.resident_sequences(lam, n, t0, t1, pre, cap)
+        what = (f"resident_sequences(arrival_rate={lam!r}, output_len={n}, t0={t0!r}, "
+                f"t1={t1!r}, prefill_s={pre!r}, max_seqs={cap}) with N = {float(free)!r}")
+        if free > cap:
+            assert got is None, f"{what}: N > max_seqs, expected None, got {got!r}"
+        else:
+            assert got is not None, f"{what}: N <= max_seqs fits, got None"
+            exact_close(got, free, what)
+
+
+@pytest.mark.rubric("littles_law")
+@given(loads())
 def test_residency_solves_its_own_equation(case):
     """Rule: Little's law residency"""
     lam, n, t0, t1, pre = case
@@ -256,8 +279,9 @@ def test_residency_bad_input():
     for cap in [-1, 2.5, 13.0, True]:
         with pytest.raises(ValueError):
             gp.resident_sequences(1.0, 10, 0.1, 0.01, 0.0, cap)
-    with pytest.raises(ValueError):
-        gp.resident_sequences(1.0, 10, 0.0, 0.0)
+    for lam in [1.0, 0.0]:   # a load of 0 does not excuse a step of no time
+        with pytest.raises(ValueError):
+            gp.resident_sequences(lam, 10, 0.0, 0.0)
 
 
 # ================================================================== continuous batching
