@@ -251,12 +251,13 @@ def tests(session: nox.Session) -> None:
     # all of graders/ but the per-kata content folders (pyproject.toml: [tool.mypy] exclude)
     session.run(python, "-m", "mypy", "--strict", "solutions", "katas", "graders",
                 external=True, env=_env())
-    # one worker per core, and one more: a test mostly waits on its child processes (the
-    # grade's pytest, the sandboxed worker, each waiting on the other in turn, and real
-    # timeouts), so a worker keeps well under a core busy. On 2 cores, nearly the same
-    # code: -n 2, 373 s; -n 3, 277 s an hour later (python -m pytest selftest -n N
-    # --dist loadgroup).
-    workers = str((os.cpu_count() or 1) + 1)
+    # two workers per core, and one more: a test mostly waits on its child processes (the
+    # grade's pytest, the sandboxed worker, each waiting on the other in turn) and on real
+    # timeouts (stalled clients, interview sessions, attacks that sleep), so a worker keeps
+    # well under a core busy. On 2 cores with 30 katas, the same tree minutes apart:
+    # -n 5, 365 s for 584 CPU seconds (80% of both cores); -n 3, 464 s (python -m pytest
+    # selftest -n N --dist loadgroup; the -n 3 run shared the machine with a helper)
+    workers = str(2 * (os.cpu_count() or 1) + 1)
     session.run(python, "-m", "pytest", "selftest", "-q", "-n", workers, "--dist", "loadgroup",
                 *session.posargs, external=True, env=_env())
 
