@@ -163,3 +163,30 @@ def test_a_mutant_is_caught_only_by_a_real_failure_of_its_item(
     v = mutantrun.Verdict("m", rubric, lost, ran, error)
     assert v.caught is caught
     assert bool(v.why_not()) is not caught
+
+
+def test_recorded_catchers_order_the_run_but_never_decide_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mutant runs its recorded catchers first (graders/mutants/<kata>/catchers.json); a
+    stale record (a test that passes now, a test of another item, a nodeid that no longer
+    exists) changes nothing about the verdict: the item's other tests still run."""
+    names = ["budget_off_by_one", "pending_not_counted"]
+    honest = mutantrun.grade_in_process("backpressure", names)
+    assert all(v.caught and v.catchers for v in honest.values())
+    other = "tests/backpressure/test_backpressure_public.py::no_such_test"
+    stale = {n: [other, *[c for m, v in honest.items() if m != n for c in v.catchers]]
+             for n in names}
+    monkeypatch.setattr(mutant, "catchers", lambda kata: stale)
+    again = mutantrun.grade_in_process("backpressure", names)
+    for n in names:
+        assert again[n].caught and again[n].rubric == honest[n].rubric
+        assert again[n].catchers and set(again[n].ran) == set(honest[n].ran)
+
+
+def test_every_mutant_has_a_recorded_catcher() -> None:
+    """The suite's mutant check is fast only with a catcher per mutant; one missing is a
+    problem that says how to record it."""
+    kata = "roofline"
+    have = mutant.catchers(kata)
+    assert set(have) == set(mutant.names(kata))
+    assert all(isinstance(n, str) and "::" in n for v in have.values() for n in v)
