@@ -29,7 +29,8 @@ def p99_latency_s(arrival_rate: float, mean_service_s: float, scv: float,
                   quantile: float = 0.99) -> float:
     """The prompt's latency quantile: ln(1 / (1 - quantile)) x (S + W), W the
     Pollaczek-Khinchine mean wait of an M/G/1 queue with service mean S and squared coefficient
-    of variation ``scv``. ``math.inf`` when the utilisation is 1 or more."""
+    of variation ``scv``. ``math.inf`` when the utilisation rho, the float product
+    ``float(arrival_rate) * float(mean_service_s)``, is 1 or more."""
     raise NotImplementedError(f"p99_latency_s ({_PROMPT})")
 
 
@@ -77,7 +78,7 @@ def replay(arrivals: Sequence[Sequence[float]], servers: int, shed: bool,
            spike_end: float) -> dict[str, Any]:
     """Replay ``arrivals`` (a list or tuple, possibly empty, of ``(time, service_s, timeout_s)``
     lists or tuples, each valid as an offer's arguments whatever ``shed`` is, times
-    non-decreasing) through ``servers`` FIFO slots, admitting every request (``shed`` False) or
+    non-decreasing; every argument is checked, even when ``arrivals`` is empty) through ``servers`` FIFO slots, admitting every request (``shed`` False) or
     deciding each by an ``AdmissionController`` (``shed`` True). ``spike_end`` is a time (>= 0).
     Returns the dict the prompt's "Replay" describes: ``accepted``, ``retry_after``,
     ``finish``, ``dead_work_s``, ``goodput``, ``recovery_s``."""

@@ -143,6 +143,17 @@ def test_p99_latency_default_quantile_and_saturation():
 
 
 @pytest.mark.rubric("latency_ceiling")
+@pytest.mark.parametrize("lam,s", [(1 / 3, 3.0), (3.0, 1 / 3), (1 / 7, 7.0), (0.7, 1 / 0.7)])
+def test_p99_latency_saturation_is_decided_by_the_float_product(lam, s):
+    """Rule: Latency quantile"""
+    assert lam * s == 1.0 and Fraction(lam) * Fraction(s) < 1  # the case the prompt names
+    got = ls.p99_latency_s(lam, s, 1.0)
+    assert got == math.inf, (
+        f"p99_latency_s({lam!r}, {s!r}, 1.0): the float product {lam!r} * {s!r} is 1.0 (the exact "
+        f"one is just below 1); the prompt's rho is the float product, so inf, got {got!r}")
+
+
+@pytest.mark.rubric("latency_ceiling")
 @given(st.floats(0.01, 5.0), SCVS, st.floats(1.05, 60.0), QUANTILES)
 @example(0.225, 4.271111111111111, 3.5 / (math.log(100) * 0.225), 0.99)
 def test_ceiling_meets_the_target_exactly(s, c2, ratio, q):
@@ -354,7 +365,9 @@ def test_failed_offers_change_nothing(trace, data):
     """Rule: Bad input
 
     A controller that was sent bad offers in between answers every good offer exactly as a
-    twin that never saw them (whether those answers are right is the other tests' business).
+    twin that never saw them (whether those answers are right is the other tests' business),
+    and its clock stays at the last offer that returned: a raising offer from the past must
+    not move it back.
     """
     servers, rows = trace
     c, twin = ls.AdmissionController(servers), ls.AdmissionController(servers)
@@ -367,6 +380,9 @@ def test_failed_offers_change_nothing(trace, data):
                 (float("inf"), s, t), (at, s, "1"), (at, None, t)]), label="bad offer")
             with pytest.raises(ValueError):
                 c.offer(*bad)
+            if prev > 0:  # the clock still stands at prev: any earlier offer raises
+                with pytest.raises(ValueError):
+                    c.offer(prev - 1 / 64, s, t)
         prev = at
         want = tuple(twin.offer(at, s, t))
         got = tuple(c.offer(at, s, t))
@@ -514,7 +530,9 @@ def test_replay_seeded_spikes(seed, servers):
     ([(1.0, 1.0, 1.0)], 1, 1, 0.0), ([(1.0, 1.0, 1.0)], 1, False, float("nan")),
     ([(True, 1.0, 1.0)], 1, False, 0.0), ("abc", 1, False, 0.0), ([(1.0, 1.0, -1.0)], 1, False, 0.0),
     ([(1.0, 0.0, 1.0)], 1, False, 0.0), ([(1.0, 1.0, 1.0)], 1, False, -0.5),
-    ([(1.0, 1.0, 1.0)], 1, True, -0.5), ([1.0], 1, False, 0.0)])
+    ([(1.0, 1.0, 1.0)], 1, True, -0.5), ([1.0], 1, False, 0.0), ([(1.0, 1.0, 0.0)], 1, False, 0.0),
+    ([(1.0, 1.0, 1.0, 1.0)], 1, False, 0.0), ([], 0, False, 0.0), ([], 1.0, True, 0.0),
+    ([], 1, False, -1.0), ([], 1, None, 0.0), ([], True, False, 0.0)])
 def test_replay_bad_input(args):
     """Rule: Bad input"""
     with pytest.raises(ValueError):
