@@ -29,8 +29,8 @@ def p99_latency_s(arrival_rate: float, mean_service_s: float, scv: float,
                   quantile: float = 0.99) -> float:
     """The prompt's latency quantile: ln(1 / (1 - quantile)) x (S + W), W the
     Pollaczek-Khinchine mean wait of an M/G/1 queue with service mean S and squared coefficient
-    of variation ``scv``. ``math.inf`` when the utilisation rho, the float product
-    ``float(arrival_rate) * float(mean_service_s)``, is 1 or more."""
+    of variation ``scv``. ``math.inf`` when the utilisation rho = arrival_rate x
+    mean_service_s is 1 or more (no test passes an exact product in [1 - 1e-6, 1))."""
     raise NotImplementedError(f"p99_latency_s ({_PROMPT})")
 
 

@@ -2,10 +2,10 @@
 
 Written by a blind tester session, 2026-12-05, from the prompt, the stub and the public tests
 only (it saw neither the reference, the other alternatives nor the hidden tests). It scored
-100/100 in an isolated grade as written. One change since, besides this docstring: the prompt
-now says that the float product ``float(arrival_rate) * float(mean_service_s)`` decides
-saturation in ``p99_latency_s`` (the tester's notes asked which rho decides), so the
-saturation test below uses it; the wait is still evaluated in exact fractions.
+100/100 in an isolated grade as written, and is kept as written but for this docstring. Its
+saturation test uses the exact product of the two floats (the tester's notes asked which rho
+decides; the prompt now says no test passes a product in [1 - 1e-6, 1), where the float
+product and the exact one can disagree).
 
 How it differs from the reference (solutions/load_shedding.py):
 - exact ``Fraction`` arithmetic inside service_stats (two-pass variance, probabilities
@@ -101,9 +101,9 @@ def p99_latency_s(arrival_rate, mean_service_s, scv, quantile=0.99):
     _nonneg(scv, "scv")
     q = _quantile(quantile)
     s = Fraction(mean_service_s)
-    if float(arrival_rate) * float(mean_service_s) >= 1:   # the prompt's rho: the float product
+    rho = Fraction(arrival_rate) * s
+    if rho >= 1:
         return math.inf
-    rho = Fraction(arrival_rate) * s             # below 1 whenever the float product is
     wait = rho * s * (1 + Fraction(scv)) / (2 * (1 - rho))
     return _log_term(q) * float(s + wait)
 

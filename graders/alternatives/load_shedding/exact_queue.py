@@ -14,9 +14,8 @@ this session), after the reference and slot_list.py, deliberately unlike both:
   be admitted, from an upper bound found by doubling, then bisection;
 - the replay re-runs its own controller and reads finish times from it.
 
-Changed after the second blind round: saturation in ``p99_latency_s`` is decided by the float
-product ``float(arrival_rate) * float(mean_service_s)``, as the prompt now says (it returned a
-finite value where that product rounds to 1.0 though the exact one is below 1).
+Saturation in ``p99_latency_s`` is decided by the exact product (where the float product
+rounds up to 1.0 it returns a finite value): the prompt's tests never pass such a pair.
 """
 
 from __future__ import annotations
@@ -71,9 +70,9 @@ def p99_latency_s(arrival_rate: float, mean_service_s: float, scv: float,
     lam = _f(arrival_rate, "arrival_rate")
     s = _f(mean_service_s, "mean_service_s", positive=True)
     c2, k = _f(scv, "scv"), _log_factor(quantile)
-    if float(arrival_rate) * float(mean_service_s) >= 1:  # the prompt's rho: the float product
+    rho = lam * s
+    if rho >= 1:  # exact: the prompt's tests never sit where floats would round up to 1
         return math.inf
-    rho = lam * s  # below 1 whenever the float product is
     return k * float(s + rho * s * (1 + c2) / (2 * (1 - rho)))
 
 
