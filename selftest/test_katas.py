@@ -11,6 +11,7 @@ solution scores full marks in both modes.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,23 @@ from graders.authoring import mutant, mutantrun
 
 KATAS = catalog.kata_names()
 MIN_MUTANTS = 4
+
+
+def _grouped(names: list[str]) -> list[object]:
+    """Each kata's in-process checks (the reference, the stub, the independent solutions)
+    on one xdist worker, so that they share one collection (``_in_process``)."""
+    return [pytest.param(n, marks=pytest.mark.xdist_group(f"kata-{n}")) for n in names]
+
+
+@functools.lru_cache(maxsize=None)
+def _in_process(name: str) -> dict[str, grade.Grade]:
+    """The reference, the stub and every independent solution of the kata graded
+    in-process on the smoke profile in one collection, each in a process forked from it
+    (graders/authoring/mutantrun.py ``grade_specs``: the grading plugin and pytest's own
+    protocol, as ``nox -s kata`` and ``graders.grade --in-process`` run them, without a
+    pytest start and a collection for each)."""
+    specs = ["solutions", "katas", *mutant.alternative_specs(name)]
+    return mutantrun.grade_specs(name, specs, profile="smoke")
 
 
 def _failures(g: grade.Grade) -> str:
@@ -34,7 +52,7 @@ def _same_in_both_modes(name: str, spec: str) -> tuple[grade.Grade, grade.Grade]
     the same result: isolation must not change an honest score, nor hide a failure. The
     same check at the grading profile's depth is ``nox -s deep``."""
     isolated = grade.run(name, spec, profile="smoke")
-    in_process = grade.run(name, spec, profile="smoke", isolate=False)
+    in_process = _in_process(name)[spec]
     _same(spec, isolated, in_process)
     return isolated, in_process
 
@@ -93,7 +111,7 @@ def test_stub_is_a_stub(name: str) -> None:
             f"{fn.name} must raise NotImplementedError with a pointer to the prompt")
 
 
-@pytest.mark.parametrize("name", KATAS)
+@pytest.mark.parametrize("name", _grouped(KATAS))
 def test_reference_scores_full_marks(name: str) -> None:
     """Full marks isolated and in-process, item by item alike."""
     for g in _same_in_both_modes(name, "solutions"):
@@ -110,12 +128,14 @@ def test_reference_scores_full_marks(name: str) -> None:
 STUB_ISOLATED = ("backpressure", "stream_detok")
 
 
-@pytest.mark.parametrize("name", KATAS)
+@pytest.mark.parametrize("name", _grouped(KATAS))
 def test_stub_fails_every_item_cleanly(name: str) -> None:
     """A fresh stub scores nothing and every failure says "not implemented yet": in-process,
-    as the practice loop (``nox -s kata``) runs it, and isolated for ``STUB_ISOLATED``."""
-    for isolate in (False, True) if name in STUB_ISOLATED else (False,):
-        _check_stub(name, grade.run(name, "katas", profile="smoke", isolate=isolate))
+    through the plugin the practice loop (``nox -s kata``) runs, and isolated for
+    ``STUB_ISOLATED``."""
+    _check_stub(name, _in_process(name)["katas"])
+    if name in STUB_ISOLATED:
+        _check_stub(name, grade.run(name, "katas", profile="smoke"))
 
 
 def _check_stub(name: str, g: grade.Grade) -> None:
@@ -139,16 +159,15 @@ def test_mutants_lose_their_rubric_items(name: str) -> None:
     assert not missed, "\n".join(missed)
 
 
-@pytest.mark.parametrize("name", [k for k in KATAS if mutant.alternative_files(k)])
+@pytest.mark.parametrize("name", _grouped([k for k in KATAS if mutant.alternative_files(k)]))
 def test_independent_solutions_score_full_marks(name: str) -> None:
-    """Every independent correct solution of the kata scores full marks in-process (all of
-    them in one collection: graders/authoring/mutantrun.py ``grade_specs``), on the smoke
-    profile's examples. The isolated path is the reference's (graded in both modes above)
+    """Every independent correct solution of the kata scores full marks in-process (in the
+    kata's one collection, ``_in_process``), on the smoke profile's examples. The isolated path is the reference's (graded in both modes above)
     and the hostile suite's; ``nox -s deep`` grades every alternative in both modes at the
     grading profile's depth (the isolated grade of one alternative per kata moved there when
     the katas passed twenty, to keep the suite within five minutes on two cores)."""
     specs = mutant.alternative_specs(name)
-    in_process = mutantrun.grade_specs(name, specs, profile="smoke")
+    in_process = _in_process(name)
     problems = []
     for spec in specs:
         label = str(Path(spec).relative_to(catalog.ROOT))
