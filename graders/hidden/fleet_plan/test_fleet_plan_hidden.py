@@ -22,14 +22,17 @@ HUGE = 10**400      # an int, but too large for a float: it counts as infinite
 
 # ================================================================== strategies
 @st.composite
-def regions(draw, max_regions=4, max_demand=3, max_cap=6):
-    """(demand, near, caps): a few regions, sparse and asymmetric latency lists."""
+def regions(draw, max_regions=4, max_demand=3, max_cap=6, near_sizes=(0, 3)):
+    """(demand, near, caps): a few regions, sparse and asymmetric latency lists (each of
+    ``near_sizes`` regions, within what the regions allow)."""
     r = draw(st.integers(2, max_regions), label="regions")
     demand = draw(st.lists(st.integers(0, max_demand), min_size=r, max_size=r), label="demand")
     near = []
     for u in range(r):
         others = [v for v in range(r) if v != u]
-        picked = draw(st.lists(st.sampled_from(others), unique=True, max_size=len(others)),
+        picked = draw(st.lists(st.sampled_from(others), unique=True,
+                               min_size=min(near_sizes[0], len(others)),
+                               max_size=min(near_sizes[1], len(others))),
                       label=f"near[{u}]")
         near.append(picked)
     caps = draw(st.lists(st.integers(0, max_cap), min_size=r, max_size=r), label="caps")
@@ -68,6 +71,43 @@ def test_survives_matches_halls_condition(inst, data):
             f"survives(demand={demand}, near={near}, placement={n}) = {got!r}, expected {want}: "
             "for every failed region, every region's users (the failed one's included) need a "
             "replica of their own region or a region near them")
+
+
+@pytest.mark.rubric("failover_check")
+@settings(max_examples=min(50, settings.default.max_examples))
+@given(regions(max_demand=2, near_sizes=(1, 2)), st.randoms(use_true_random=False))
+def test_survives_at_the_edge_of_an_assignment(inst, rng):
+    """Rules: Surviving a loss; Serving a region
+
+    For every failed region, each unit of demand is given a random replica it may use; the
+    placement holds just what the busiest of those assignments needs, so it survives with
+    no slack, and one replica fewer in any region may break it. Short near lists make the
+    users compete: any order of filling that is not a flow (most constrained users first,
+    own region first) misjudges such edges.
+    """
+    demand, near, _ = inst
+    r = len(demand)
+    for _ in range(3):
+        n = [0] * r
+        for f in range(r):
+            used = [0] * r
+            for u in range(r):
+                allowed = [v for v in [u, *near[u]] if v != f]
+                for _ in range(demand[u] if allowed else 0):
+                    used[rng.choice(allowed)] += 1
+            n = [max(a, b) for a, b in zip(n, used)]
+        for k in range(-1, r):
+            m = list(n)
+            if k >= 0:
+                if m[k] == 0:
+                    continue
+                m[k] -= 1
+            want = oracle.survives(demand, near, m)
+            got = fp.survives(list(demand), [list(x) for x in near], m)
+            assert isinstance(got, (bool, np.bool_)) and bool(got) == want, (
+                f"survives(demand={demand}, near={near}, placement={m}) = {got!r}, expected "
+                f"{want}: for every failed region, every unit of demand needs its own replica "
+                "in its region or a near one (a matching, not a greedy fill)")
 
 
 def _with_far_region(demand, near, placement, pos, spare):
