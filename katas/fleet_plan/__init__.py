@@ -35,8 +35,9 @@ def smallest_fleet(demand: Sequence[int], near: Sequence[Sequence[int]],
 
 def headroom(growth_per_min: float, lead_min: float, model: str = "compound") -> float:
     """The load's relative growth over ``lead_min`` minutes: (1 + g) ** lead_min - 1 for
-    ``model="compound"``, g x lead_min for ``model="linear"``. A growth factor 1 + h too
-    large for a float is bad input."""
+    ``model="compound"``, g x lead_min for ``model="linear"`` (graded to 1e-12 of 1 + h; any
+    float method that meets it, e.g. expm1(lead_min x log1p(g)), is accepted). A growth
+    factor 1 + h too large for a float is bad input."""
     raise NotImplementedError(f"headroom ({_PROMPT})")
 
 
@@ -57,7 +58,7 @@ def replicas_ahead(load: float, per_replica: float, growth_per_min: float, lead_
 
 def idle_share(loads: Sequence[float], replicas: Sequence[int]) -> float:
     """The fraction of the fleet's capacity that sits idle: 1 - sum(loads) / sum(replicas),
-    ``loads[i]`` in replicas' worth of model i's load."""
+    ``loads[i]`` in replicas' worth of model i's load (graded to an absolute 1e-12)."""
     raise NotImplementedError(f"idle_share ({_PROMPT})")
 
 
