@@ -427,3 +427,14 @@ def test_no_trace_of_an_attack_is_committed() -> None:
     traces = {str(t.relative_to(catalog.ROOT)) for t in TRACES if t.parent == catalog.ROOT}
     assert traces >= {"results.json", "junit.xml", "FORGED-BY-SUBMISSION"}
     assert sorted(traces & set(tracked)) == []
+
+
+@pytest.mark.xdist_group("hostile")
+def test_the_hostile_group_reaches_the_scheduler(request: pytest.FixtureRequest) -> None:
+    """Under ``--dist loadgroup`` (``nox -s tests``) a grouped test's nodeid carries its
+    group, the only thing the scheduler reads: without it the attacks run side by side and
+    one's leftover processes fail another (selftest/conftest.py writes it for pytest 9)."""
+    config = request.config
+    if not getattr(config.option, "loadgroup", False) or not hasattr(config, "workerinput"):
+        pytest.skip("not run under --dist loadgroup")
+    assert request.node.nodeid.endswith("@hostile"), request.node.nodeid
