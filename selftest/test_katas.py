@@ -36,7 +36,7 @@ def _in_process(name: str) -> dict[str, grade.Grade]:
     (graders/authoring/mutantrun.py ``grade_specs``: the grading plugin and pytest's own
     protocol, as ``nox -s kata`` and ``graders.grade --in-process`` run them, without a
     pytest start and a collection for each)."""
-    specs = ["solutions", "katas", *mutant.alternative_specs(name)]
+    specs = ["solutions", "katas", *mutant.suite_alternative_specs(name)]
     return mutantrun.grade_specs(name, specs, profile="smoke")
 
 
@@ -161,12 +161,13 @@ def test_mutants_lose_their_rubric_items(name: str) -> None:
 
 @pytest.mark.parametrize("name", _grouped([k for k in KATAS if mutant.alternative_files(k)]))
 def test_independent_solutions_score_full_marks(name: str) -> None:
-    """Every independent correct solution of the kata scores full marks in-process (in the
-    kata's one collection, ``_in_process``), on the smoke profile's examples. The isolated path is the reference's (graded in both modes above)
-    and the hostile suite's; ``nox -s deep`` grades every alternative in both modes at the
-    grading profile's depth (the isolated grade of one alternative per kata moved there when
-    the katas passed twenty, to keep the suite within five minutes on two cores)."""
-    specs = mutant.alternative_specs(name)
+    """The kata's blind-written correct solutions (``mutant.suite_alternative_specs``; every
+    independent solution where none was written blind) score full marks in-process, in the
+    kata's one collection (``_in_process``), on the smoke profile's examples. ``nox -s
+    deep`` grades every independent solution in both modes at the grading profile's depth:
+    the author-written ones and the isolated grades moved there to keep the suite within
+    five minutes on two cores as the katas passed twenty, then thirty."""
+    specs = mutant.suite_alternative_specs(name)
     in_process = _in_process(name)
     problems = []
     for spec in specs:

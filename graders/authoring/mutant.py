@@ -149,6 +149,15 @@ def alternative_specs(kata: str) -> list[str]:
     return [str(p.parent if p.name == "__init__.py" else p) for p in alternative_files(kata)]
 
 
+def suite_alternative_specs(kata: str) -> list[str]:
+    """The independent solutions the suite grades (``nox -s deep`` grades them all): those
+    written blind (``blind_*``: only the prompt, the stub and the public tests seen), the
+    ones that test a prompt's openness; where a kata has none, every one."""
+    specs = alternative_specs(kata)
+    blind = [s for s in specs if Path(s).name.startswith("blind")]
+    return blind or specs
+
+
 def bases(kata: str) -> list[Path]:
     """The files a mutant of ``kata`` may patch: the reference, then each alternative."""
     return [reference_file(kata), *alternative_files(kata)]
